@@ -1,0 +1,43 @@
+# Boilerscope: make install | run | test | e2e | bench | bench-full
+PYTHON ?= python3.11
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+
+.PHONY: install run test e2e bench bench-full browser demo clean
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml constraints.txt
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -c constraints.txt -e '.[test]'
+	$(PY) -m engine.warm
+	touch $(STAMP)
+
+# the dashboard on the demo snapshot in data/ (mined on first start)
+run: install
+	$(VENV)/bin/streamlit run app.py
+
+test: install
+	$(PY) -m pytest -q -m "not e2e"
+
+# Debian's chromium for the end-to-end browser test (never playwright's download)
+browser:
+	@command -v chromium >/dev/null 2>&1 || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null)
+
+e2e: install browser
+	$(PY) -m pytest -q -m e2e
+
+bench: install
+	$(PY) bench/run.py --suite quick
+
+bench-full: install
+	$(PY) bench/run.py --suite full
+
+# rebuild data/demo.parquet from ../shared/corpora (maintainers only)
+demo: install
+	$(PY) data/make_demo.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .hypothesis

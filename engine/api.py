@@ -1,0 +1,328 @@
+"""Python API: the same operations as the command line.
+
+>>> from engine import mine
+>>> run = mine("data/demo.parquet", sigma=20, min_len=10, db="demo.duckdb")
+>>> run.phrases.head()        # polars frame, as phrases.parquet
+>>> run.summary["coverage"]
+"""
+from __future__ import annotations
+
+import json
+import logging
+import math
+import os
+import re
+import resource
+import time
+import uuid
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+
+from . import __version__
+from . import coverage as cov
+from .bloomspan import mine_tokens
+from .errors import BoilerscopeError
+from .kernels import bloomspan as KB
+from .kernels import coverage as KC
+from .progress import Progress
+from .snapshot import SNAPSHOT_SUFFIXES, load
+from .store import Store
+
+log = logging.getLogger(__name__)
+
+DEFAULT_DB = "boilerscope.duckdb"
+DEFAULT_SIGMA = 20
+DEFAULT_MIN_LEN = 10
+ALGOS = ("bloomspan",)
+
+
+@dataclass
+class Run:
+    """The result of one mining run."""
+
+    run_id: int | None
+    snapshot_id: str
+    phrases: pl.DataFrame
+    documents: pl.DataFrame
+    sites: pl.DataFrame
+    summary: dict
+
+
+def parse_sigma(value, n_docs: int) -> int:
+    """A count (``20``) or a share of the documents (``"0.5%"``, rounded up)."""
+    text = str(value).strip()
+    m = re.fullmatch(r"(\d+(?:\.\d+)?)\s*%", text)
+    if m:
+        share = float(m.group(1))
+        if share <= 0 or share > 100:
+            raise BoilerscopeError(f"sigma {text} is not a share between 0% and 100%")
+        return max(1, math.ceil(share / 100.0 * n_docs - 1e-9))
+    if re.fullmatch(r"\d+", text):
+        sigma = int(text)
+        if sigma < 1:
+            raise BoilerscopeError("sigma must be at least 1 (a document count like 20 or a share like 0.5%)")
+        return sigma
+    raise BoilerscopeError(
+        f"sigma '{text}' is not a number; give a document count like 20 or a share like 0.5%")
+
+
+def check_min_len(min_len) -> int:
+    try:
+        value = int(str(min_len).strip())
+    except ValueError:
+        raise BoilerscopeError(f"min length '{min_len}' is not a whole number; give L >= 2") from None
+    if value < 2:
+        raise BoilerscopeError(f"min length {value} is too small; give L >= 2")
+    return value
+
+
+def check_out_dir(out: str) -> None:
+    """Fail early (before any work) when ``out`` cannot be written."""
+    try:
+        os.makedirs(out, exist_ok=True)
+        probe = os.path.join(out, f".probe-{uuid.uuid4().hex}")
+        with open(probe, "w"):
+            pass
+        os.remove(probe)
+    except OSError as exc:
+        raise BoilerscopeError(
+            f"cannot write to {out} ({exc.strerror or exc}); pick another --out folder") from None
+
+
+def is_store(path: str) -> bool:
+    return path.lower().endswith(".duckdb")
+
+
+def ingest(source: str, db: str = DEFAULT_DB, *, progress: bool = False,
+           store: Store | None = None) -> tuple[str, bool]:
+    """Load a snapshot file into a store.
+
+    Returns
+    -------
+    (snapshot_id, created)
+        ``created`` is False when the same content was already there.
+    """
+    if not source.lower().endswith(SNAPSHOT_SUFFIXES):
+        if is_store(source):
+            raise BoilerscopeError(f"{source} is a store, not a snapshot; give a .parquet, .jsonl or .csv file")
+        if not os.path.exists(source):
+            raise BoilerscopeError(f"{source}: file not found; give a .parquet, .jsonl or .csv snapshot")
+        raise BoilerscopeError(
+            f"{source}: unknown format; a snapshot ends in .parquet, .jsonl or .csv, a store in .duckdb")
+    own = store is None
+    size = os.path.getsize(source) if os.path.exists(source) else 0
+    with Progress("ingest", total=None, enabled=progress) as bar:
+        snap = load(source, progress=bar.advance_bytes)
+    st = store or Store(db)
+    try:
+        tk = snap.tokenized
+        vocab_df = KB.word_df(tk.tokens, tk.doc_offsets, max(len(tk.vocab), 1))[:len(tk.vocab)]
+        created = st.add_snapshot(snap, vocab_df)
+        log.info("snapshot %s (%s bytes): %s", snap.snapshot_id, size,
+                 "stored" if created else "already stored")
+        return snap.snapshot_id, created
+    finally:
+        if own:
+            st.close()
+
+
+def _warm_up() -> float:
+    """Compile (or load from the cache) every kernel on a tiny input."""
+    t = time.perf_counter()
+    mine_tokens(np.array([0, 1, 0, 1], np.int32), np.array([0, 2, 4], np.int64), 2, 2, 2,
+                workers=1, filter_bytes=1 << 10)
+    return time.perf_counter() - t
+
+
+def phrase_frames(tokens, doc_offsets, vocab, site_index, n_sites, res):
+    """All reported phrases (run_phrases), the maximal ones (phrases.parquet)
+    and their occurrences (run_occurrences)."""
+    vocab_arr = np.asarray(vocab, dtype=object)
+    n_nodes = res.node_rep.shape[0]
+    texts = [" ".join(vocab_arr[np.asarray(tokens[r:r + m])])
+             for r, m in zip(res.node_rep.tolist(), res.node_len.tolist())]
+    # distinct sites over the occurrences of each maximal node
+    sites = np.zeros(n_nodes, np.int64)
+    if res.occ_node.shape[0]:
+        bounds = np.flatnonzero(np.diff(res.occ_node)) + 1
+        lo = np.concatenate(([0], bounds)).astype(np.int64)
+        hi = np.concatenate((bounds, [res.occ_node.shape[0]])).astype(np.int64)
+        occ_sites = site_index[res.occ_doc].astype(np.int64)
+        sites[res.occ_node[lo]] = KC.distinct_per_group(lo, hi, occ_sites, max(n_sites, 1))
+    allp = pl.DataFrame({
+        "phrase_id": np.arange(n_nodes, dtype=np.int32),
+        "phrase": pl.Series(texts, dtype=pl.String),
+        "length": res.node_len.astype(np.int32),
+        "df": res.node_df.astype(np.int64),
+        "occurrences": res.node_occ.astype(np.int64),
+        "sites": sites,
+        "psi": (res.node_len.astype(np.int64) * res.node_df.astype(np.int64)),
+        "maximal": res.node_max.astype(bool),
+        "first_pos": res.node_rep.astype(np.int64),
+    })
+    phrases = (
+        allp.filter(pl.col("maximal"))
+        .select("phrase", "length", "df", "occurrences", "sites", "psi")
+        .sort(["psi", "length", "phrase"], descending=[True, True, False])
+    )
+    occ = pl.DataFrame({
+        "phrase_id": res.occ_node.astype(np.int32),
+        "doc_index": res.occ_doc.astype(np.int32),
+        "token_pos": (res.occ_pos.astype(np.int64) - np.asarray(doc_offsets)[res.occ_doc]).astype(np.int32),
+    })
+    return allp, phrases, occ
+
+
+def _write_outputs(out: str, phrases, documents, sites, summary) -> None:
+    """Each file under a temporary name, then renamed: never half-written."""
+    check_out_dir(out)
+    tmp_names = []
+    try:
+        for name, frame in (("phrases.parquet", phrases), ("documents.parquet", documents),
+                            ("sites.parquet", sites)):
+            tmp = os.path.join(out, f".{name}.{uuid.uuid4().hex}.tmp")
+            tmp_names.append((tmp, os.path.join(out, name)))
+            frame.write_parquet(tmp, compression="zstd", statistics=True)
+        tmp = os.path.join(out, f".summary.json.{uuid.uuid4().hex}.tmp")
+        tmp_names.append((tmp, os.path.join(out, "summary.json")))
+        with open(tmp, "w", encoding="utf-8") as fh:
+            json.dump(summary, fh, indent=2, sort_keys=True)
+            fh.write("\n")
+        for tmp, final in tmp_names:
+            os.replace(tmp, final)
+    except OSError as exc:
+        for tmp, _ in tmp_names:
+            if os.path.exists(tmp):
+                os.remove(tmp)
+        raise BoilerscopeError(f"cannot write results to {out} ({exc.strerror or exc}); pick another --out") from None
+
+
+def mine(source: str, sigma=DEFAULT_SIGMA, min_len=DEFAULT_MIN_LEN, *,
+         algo: str = "bloomspan", db: str | None = None, out: str | None = None,
+         snapshot: str | None = None, progress: bool = False,
+         workers: int | None = None, store: Store | None = None) -> Run:
+    """Mine a snapshot file or a store, record the run, optionally write files.
+
+    Parameters
+    ----------
+    source : str
+        A snapshot (``.parquet``, ``.jsonl``, ``.csv``; ingested first) or a
+        store (``.duckdb``).
+    sigma : int or str
+        Minimum document count, or a share of the documents (``"0.5%"``).
+    min_len : int
+        Minimum phrase length L (>= 2).
+    algo : str
+        ``"bloomspan"``.
+    db : str, optional
+        The store (default ``boilerscope.duckdb``; ignored for a store source).
+    out : str, optional
+        Folder for phrases.parquet, documents.parquet, sites.parquet and
+        summary.json.
+    snapshot : str, optional
+        Snapshot id inside a store holding several (default: the latest).
+    progress : bool
+        Progress bars on stderr.
+    workers : int, optional
+        Threads (default: the cores).
+    store : Store, optional
+        An open store to use (the dashboard's).
+
+    Returns
+    -------
+    Run
+    """
+    t_start = time.perf_counter()
+    min_len = check_min_len(min_len)
+    if algo not in ALGOS:
+        raise BoilerscopeError(f"unknown algorithm '{algo}'; choose one of {', '.join(ALGOS)}")
+    if out is not None:
+        check_out_dir(out)
+    if store is None and is_store(source):
+        if not os.path.exists(source):
+            raise BoilerscopeError(f"{source}: store not found; ingest a snapshot first")
+        db = source
+    own = store is None
+    timings: dict = {}
+    st = store or Store(db or DEFAULT_DB)
+    try:
+        t = time.perf_counter()
+        if is_store(source):
+            sid = snapshot or st.latest_snapshot()
+            if not st.has_snapshot(sid):
+                raise BoilerscopeError(f"snapshot {sid} is not in {st.path}; see 'boilerscope runs'")
+        else:
+            sid, _ = ingest(source, progress=progress, store=st)
+        timings["ingest"] = time.perf_counter() - t
+
+        t = time.perf_counter()
+        arrays = st.arrays(sid)
+        vocab = st.vocabulary(sid)
+        meta = st.documents_meta(sid)
+        n_docs = meta.height
+        sigma_n = parse_sigma(sigma, n_docs)
+        tokens = np.ascontiguousarray(arrays.tokens)
+        doc_offsets = np.ascontiguousarray(arrays.doc_offsets)
+        timings["load"] = time.perf_counter() - t
+
+        compile_s = _warm_up()
+
+        with Progress("mine", total=1.0, enabled=progress) as bar:
+            res = mine_tokens(tokens, doc_offsets, len(vocab), sigma_n, min_len,
+                              workers=workers, progress=bar.stage)
+        timings.update(res.stats.pop("timings"))
+
+        t = time.perf_counter()
+        site_codes = meta["site"].cast(pl.Categorical).to_physical().to_numpy().astype(np.int64)
+        n_sites = int(site_codes.max()) + 1 if site_codes.shape[0] else 0
+        allp, phrases, occ = phrase_frames(tokens, doc_offsets, vocab, site_codes, n_sites, res)
+        documents = cov.documents_frame(meta, res.covered)
+        sites = cov.sites_frame(documents)
+        spans = cov.spans_frame(doc_offsets, arrays.span_start, arrays.span_end,
+                                res.rng_pos, res.rng_len, res.rng_node)
+        run_docs = pl.DataFrame({"doc_index": np.arange(n_docs, dtype=np.int32),
+                                 "covered_tokens": res.covered.astype(np.int64)})
+        timings["results"] = time.perf_counter() - t
+
+        n_tokens = int(tokens.shape[0])
+        covered = int(res.covered.sum())
+        summary = {
+            "tool": "boilerscope",
+            "version": __version__,
+            "snapshot_id": sid,
+            "run_id": None,
+            "sigma": sigma_n,
+            "sigma_given": str(sigma),
+            "min_len": min_len,
+            "algo": algo,
+            "documents": n_docs,
+            "tokens": n_tokens,
+            "covered_tokens": covered,
+            "coverage": covered / n_tokens if n_tokens else 0.0,
+            "phrases": int(phrases.height),
+            "filters": {k: v for k, v in res.stats.items()
+                        if k not in ("workers", "filter_bytes", "nodes", "phrases")},
+            "workers": res.stats["workers"],
+            "filter_bytes": res.stats["filter_bytes"],
+            "explaining_phrases": res.stats["nodes"],
+            "compile_seconds": round(compile_s, 4),
+            "seconds": {k: round(v, 4) for k, v in timings.items()},
+        }
+        t = time.perf_counter()
+        run_id = st.add_run(sid, sigma_n, min_len, algo, {
+            "run_phrases": allp, "run_occurrences": occ,
+            "run_documents": run_docs, "run_spans": spans}, summary)
+        timings["store"] = time.perf_counter() - t
+        summary["run_id"] = run_id
+        summary["seconds"] = {k: round(v, 4) for k, v in timings.items()}
+        summary["seconds"]["total"] = round(time.perf_counter() - t_start, 4)
+        summary["peak_rss_bytes"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+        if out is not None:
+            _write_outputs(out, phrases, documents, sites, summary)
+        return Run(run_id=run_id, snapshot_id=sid, phrases=phrases, documents=documents,
+                   sites=sites, summary=summary)
+    finally:
+        if own:
+            st.close()

@@ -1,0 +1,125 @@
+"""The ``boilerscope`` command line.
+
+Bad input prints one line (what is wrong, what to do) and exits with status 2.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+
+from . import __version__
+from .errors import BoilerscopeError
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # one line, status 2
+        self.exit(2, f"boilerscope: error: {message} (see 'boilerscope {self.prog.split()[-1]} --help')\n"
+                  if " " in self.prog else f"boilerscope: error: {message} (see 'boilerscope --help')\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="boilerscope", description="Find the repeated text (boilerplate) in an index snapshot.")
+    p.add_argument("--version", action="version", version=f"boilerscope {__version__}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    ing = sub.add_parser("ingest", help="load a snapshot (.parquet, .jsonl, .csv) into the store")
+    ing.add_argument("snapshot")
+    ing.add_argument("--db", default="boilerscope.duckdb", help="the store (default: %(default)s)")
+    ing.add_argument("--quiet", action="store_true", help="no progress bars")
+
+    m = sub.add_parser("mine", help="mine the maximal repeated phrases and the coverage")
+    m.add_argument("source", help="a snapshot (ingested first) or a store (.duckdb)")
+    m.add_argument("--sigma", default="20", help="minimum documents: a count or a share like 0.5%% (default 20)")
+    m.add_argument("--min-len", default="10", help="minimum phrase length in tokens, >= 2 (default 10)")
+    m.add_argument("--algo", default="bloomspan", help="mining algorithm (default bloomspan)")
+    m.add_argument("--db", default="boilerscope.duckdb", help="the store (default: %(default)s)")
+    m.add_argument("--snapshot", default=None, help="snapshot id in a store holding several (default: latest)")
+    m.add_argument("--out", default=None, help="folder for phrases/documents/sites.parquet and summary.json")
+    m.add_argument("--workers", type=int, default=None, help="threads (default: the cores)")
+    m.add_argument("--quiet", action="store_true", help="no progress bars")
+
+    r = sub.add_parser("runs", help="list the stored runs, or delete one")
+    r.add_argument("--db", default="boilerscope.duckdb", help="the store (default: %(default)s)")
+    r.add_argument("--delete", type=int, default=None, metavar="RUN_ID", help="delete this run and its data")
+    return p
+
+
+def _cmd_ingest(args) -> int:
+    from .api import ingest
+    sid, created = ingest(args.snapshot, db=args.db, progress=not args.quiet)
+    print(f"snapshot {sid} {'ingested' if created else 'already in the store'} ({args.db})")
+    return 0
+
+
+def _cmd_mine(args) -> int:
+    from .api import mine
+    run = mine(args.source, sigma=args.sigma, min_len=args.min_len, algo=args.algo,
+               db=args.db, out=args.out, snapshot=args.snapshot,
+               progress=not args.quiet, workers=args.workers)
+    s = run.summary
+    print(f"run {run.run_id}: {s['phrases']} phrases, {s['covered_tokens']} of {s['tokens']} tokens "
+          f"covered ({100 * s['coverage']:.2f}%), sigma {s['sigma']}, L {s['min_len']}, "
+          f"{s['seconds']['total']:.2f} s")
+    if args.out:
+        print(f"results in {args.out}")
+    return 0
+
+
+def _cmd_runs(args) -> int:
+    from .store import Store
+    if not os.path.exists(args.db):
+        raise BoilerscopeError(f"{args.db}: store not found; run 'boilerscope ingest' or 'boilerscope mine' first")
+    with Store(args.db) as st:
+        if args.delete is not None:
+            if not st.delete_run(args.delete):
+                raise BoilerscopeError(f"run {args.delete} is not in {args.db}; 'boilerscope runs' lists them")
+            print(f"run {args.delete} deleted")
+            return 0
+        runs = st.runs()
+        if runs.height == 0:
+            print("no runs yet")
+            return 0
+        print(f"{'run':>5}  {'snapshot':<20}  {'sigma':>6}  {'L':>3}  {'algo':<9}  {'phrases':>8}  {'coverage':>8}  created")
+        for row in runs.iter_rows(named=True):
+            print(f"{row['run_id']:>5}  {row['snapshot_id']:<20}  {row['sigma']:>6}  {row['min_len']:>3}  "
+                  f"{row['algo']:<9}  {row['phrases']:>8}  {100 * (row['coverage'] or 0):>7.2f}%  "
+                  f"{row['created']:%Y-%m-%d %H:%M:%S}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=os.environ.get("BOILERSCOPE_LOG", "WARNING"),
+                        format="%(levelname)s %(name)s: %(message)s")
+    if args.command is None:
+        parser.print_help()
+        return 2
+    try:
+        return {"ingest": _cmd_ingest, "mine": _cmd_mine, "runs": _cmd_runs}[args.command](args)
+    except BoilerscopeError as exc:
+        print(f"boilerscope: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("boilerscope: interrupted; the store keeps every finished run", file=sys.stderr)
+        return 130
+    except MemoryError:
+        print("boilerscope: error: out of memory; mine a smaller snapshot or raise --sigma", file=sys.stderr)
+        return 2
+    except Exception as exc:  # an unexpected failure: one line, no traceback
+        if os.environ.get("BOILERSCOPE_DEBUG"):
+            raise
+        print(f"boilerscope: internal error: {type(exc).__name__}: {exc} "
+              "(set BOILERSCOPE_DEBUG=1 for details)", file=sys.stderr)
+        return 1
+
+
+def entry() -> None:
+    sys.exit(main())
+
+
+if __name__ == "__main__":
+    entry()

@@ -1,0 +1,459 @@
+"""BloomSpan kernels: word filter, counting filter, seed grouping, growth.
+
+See :mod:`engine.bloomspan` for the method, the proofs of the pruning rules
+and the complexity.  Everything here works on the token array directly:
+``tokens`` (int32 token ids, documents concatenated) and ``doc_offsets``
+(int64, ``len = docs + 1``).  Occurrence lists are pairs of int32 arrays
+(position, document), always in increasing position order.
+
+No kernel reallocates an array inside a hot loop (a reassigned array costs
+reference counting on every iteration): buffers that may need to grow are
+checked before the loop, and a kernel that runs out of room returns a status
+so that its wrapper grows the buffer and calls again.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from ..config import NJIT
+
+_FNV_OFFSET = np.uint64(0xCBF29CE484222325)
+_FNV_PRIME = np.uint64(0x100000001B3)
+
+
+@njit(**NJIT)
+def word_df(tokens, doc_offsets, vocab_size):
+    """Exact document frequency of every token id (step 1: word filter)."""
+    df = np.zeros(vocab_size, np.int64)
+    last = np.full(vocab_size, -1, np.int64)
+    for d in range(doc_offsets.shape[0] - 1):
+        for p in range(doc_offsets[d], doc_offsets[d + 1]):
+            w = tokens[p]
+            if last[w] != d:
+                last[w] = d
+                df[w] += 1
+    return df
+
+
+@njit(**NJIT)
+def fnv_pair(a, b):
+    """FNV-1a (64 bit) over the two token ids taken as 32-bit words, then a
+    xor-shift so that the low bits used as the counter index depend on every
+    bit of both ids."""
+    h = (_FNV_OFFSET ^ np.uint64(np.uint32(a))) * _FNV_PRIME
+    h = (h ^ np.uint64(np.uint32(b))) * _FNV_PRIME
+    h ^= h >> np.uint64(29)
+    return h
+
+
+@njit(**NJIT)
+def bloom_count(tokens, doc_offsets, d_begin, d_end, frequent_word, counters):
+    """Step 2: count every bigram occurrence of documents ``[d_begin, d_end)``
+    into saturating byte counters (size a power of two).
+
+    Only bigrams of two frequent words are counted.  Occurrences are an upper
+    bound of the bigram's document frequency, so a frequent bigram always
+    reaches ``min(sigma, 255)``.
+    """
+    mask = np.uint64(counters.shape[0] - 1)
+    for d in range(d_begin, d_end):
+        e = doc_offsets[d + 1]
+        for p in range(doc_offsets[d], e - 1):
+            a = tokens[p]
+            b = tokens[p + 1]
+            if frequent_word[a] and frequent_word[b]:
+                h = np.int64(fnv_pair(a, b) & mask)
+                c = counters[h]
+                if c < 255:
+                    counters[h] = c + 1
+
+
+@njit(**NJIT)
+def merge_counters(dst, src):
+    """Saturating sum of two counter arrays, into ``dst``."""
+    for i in range(dst.shape[0]):
+        s = np.int64(dst[i]) + np.int64(src[i])
+        dst[i] = 255 if s > 255 else s
+
+
+@njit(**NJIT)
+def bloom_pass(tokens, doc_offsets, frequent_word, counters, threshold,
+               vocab_size):
+    """Step 3a: mark the bigram occurrences that pass both filters and count
+    them per first token.
+
+    Returns
+    -------
+    passed : uint8 array (n_tokens,)
+        1 where the bigram starting there passes.
+    first_count : int64 array (vocab_size,)
+        Passing occurrences per first token.
+    """
+    n = tokens.shape[0]
+    passed = np.zeros(n, np.uint8)
+    first_count = np.zeros(vocab_size, np.int64)
+    mask = np.uint64(counters.shape[0] - 1)
+    for d in range(doc_offsets.shape[0] - 1):
+        e = doc_offsets[d + 1]
+        for p in range(doc_offsets[d], e - 1):
+            a = tokens[p]
+            b = tokens[p + 1]
+            if frequent_word[a] and frequent_word[b]:
+                if counters[np.int64(fnv_pair(a, b) & mask)] >= threshold:
+                    passed[p] = 1
+                    first_count[a] += 1
+    return passed, first_count
+
+
+@njit(**NJIT)
+def bucket_by_first(tokens, doc_offsets, passed, first_start):
+    """Step 3b: counting sort of the passing positions by first token.
+
+    ``first_start`` holds the start of each token's bucket (exclusive prefix
+    sums of the counts, length ``vocab_size + 1``).  Positions stay in
+    increasing order inside each bucket; ``nxt`` keeps the second token of
+    each entry so that step 4 reads it sequentially.
+    """
+    total = first_start[first_start.shape[0] - 1]
+    pos = np.empty(total, np.int32)
+    doc = np.empty(total, np.int32)
+    nxt = np.empty(total, np.int32)
+    fill = first_start[:-1].copy()
+    for d in range(doc_offsets.shape[0] - 1):
+        for p in range(doc_offsets[d], doc_offsets[d + 1] - 1):
+            if passed[p]:
+                a = tokens[p]
+                k = fill[a]
+                pos[k] = p
+                doc[k] = d
+                nxt[k] = tokens[p + 1]
+                fill[a] = k + 1
+    return pos, doc, nxt
+
+
+@njit(**NJIT)
+def split_seeds(pos, doc, nxt, first_start, a_begin, a_end, sigma, vocab_size):
+    """Step 4: exact bigram groups of the buckets ``[a_begin, a_end)``; drop
+    the counting filter's false positives.
+
+    Each first-token bucket is regrouped in place by its second token (a
+    stable counting sort through per-token scratch arrays); the groups of at
+    least ``sigma`` distinct documents are kept at the front of the bucket.
+    Buckets are independent, so disjoint bucket ranges run in parallel.
+
+    Returns
+    -------
+    (seed_lo, seed_hi, seed_df, seed_a, seed_b, kept_occ, false_positive_occ)
+    """
+    cnt = np.zeros(vocab_size, np.int64)
+    dfc = np.zeros(vocab_size, np.int64)
+    lastd = np.full(vocab_size, -1, np.int64)
+    start = np.zeros(vocab_size, np.int64)
+    touched = np.empty(vocab_size, np.int32)
+    max_bucket = 0
+    n_seed_cap = 16
+    for a in range(a_begin, a_end):
+        sz = first_start[a + 1] - first_start[a]
+        if sz > max_bucket:
+            max_bucket = sz
+        n_seed_cap += sz // max(sigma, 1) + 1
+    tpos = np.empty(max_bucket, np.int32)
+    tdoc = np.empty(max_bucket, np.int32)
+    seed_lo = np.empty(n_seed_cap, np.int64)
+    seed_hi = np.empty(n_seed_cap, np.int64)
+    seed_df = np.empty(n_seed_cap, np.int64)
+    seed_a = np.empty(n_seed_cap, np.int32)
+    seed_b = np.empty(n_seed_cap, np.int32)
+    n_seeds = 0
+    dropped = 0
+    kept_total = 0
+    for a in range(a_begin, a_end):
+        lo = first_start[a]
+        hi = first_start[a + 1]
+        if hi == lo:
+            continue
+        nt = 0
+        for i in range(lo, hi):
+            w = nxt[i]
+            if cnt[w] == 0:
+                touched[nt] = w
+                nt += 1
+            cnt[w] += 1
+            if lastd[w] != doc[i]:
+                lastd[w] = doc[i]
+                dfc[w] += 1
+        kept = 0
+        for j in range(nt):
+            w = touched[j]
+            if dfc[w] >= sigma:
+                start[w] = kept
+                kept += cnt[w]
+            else:
+                start[w] = -1
+                dropped += cnt[w]
+        if kept > 0:
+            for i in range(lo, hi):
+                k = start[nxt[i]]
+                if k >= 0:
+                    tpos[k] = pos[i]
+                    tdoc[k] = doc[i]
+                    start[nxt[i]] = k + 1
+            for k in range(kept):
+                pos[lo + k] = tpos[k]
+                doc[lo + k] = tdoc[k]
+            for j in range(nt):
+                w = touched[j]
+                if dfc[w] >= sigma:
+                    seed_hi[n_seeds] = lo + start[w]
+                    seed_lo[n_seeds] = lo + start[w] - cnt[w]
+                    seed_df[n_seeds] = dfc[w]
+                    seed_a[n_seeds] = a
+                    seed_b[n_seeds] = w
+                    n_seeds += 1
+            kept_total += kept
+        for j in range(nt):
+            w = touched[j]
+            cnt[w] = 0
+            dfc[w] = 0
+            lastd[w] = -1
+    return (seed_lo[:n_seeds], seed_hi[:n_seeds], seed_df[:n_seeds],
+            seed_a[:n_seeds], seed_b[:n_seeds], kept_total, dropped)
+
+
+@njit(**NJIT)
+def _uniform_left(tokens, doc_offsets, bpos, bdoc, a, b):
+    """True when every occurrence in ``[a, b)`` has the same left token
+    (and none starts its document)."""
+    p = bpos[a]
+    if p == doc_offsets[bdoc[a]]:
+        return False
+    w = tokens[p - 1]
+    for i in range(a + 1, b):
+        p = bpos[i]
+        if p == doc_offsets[bdoc[i]] or tokens[p - 1] != w:
+            return False
+    return True
+
+
+@njit(**NJIT)
+def _left_maximal(tokens, doc_offsets, bpos, bdoc, a, b, sigma, cnt, dfc,
+                  lastd, touched):
+    """True when no group of the occurrences ``[a, b)``, grouped by left
+    neighbour, covers ``sigma`` distinct documents."""
+    nt = 0
+    ok = True
+    for i in range(a, b):
+        p = bpos[i]
+        d = bdoc[i]
+        if p == doc_offsets[d]:
+            continue
+        w = tokens[p - 1]
+        if cnt[w] == 0:
+            touched[nt] = w
+            nt += 1
+            cnt[w] = 1
+        if lastd[w] != d:
+            lastd[w] = d
+            dfc[w] += 1
+            if dfc[w] >= sigma:
+                ok = False
+                break
+    for j in range(nt):
+        w = touched[j]
+        cnt[w] = 0
+        dfc[w] = 0
+        lastd[w] = -1
+    return ok
+
+
+@njit(**NJIT)
+def grow(tokens, doc_offsets, seed_pos, seed_doc, seed_lo, seed_hi, seed_df,
+         order, sigma, min_len, cnt, dfc, lastd, touched, child_lo, keys,
+         bpos, bdoc, st_lo, st_hi, st_len, st_df, st_chk,
+         node_rep, node_len, node_df, node_occ, node_max,
+         occ_pos, occ_doc, occ_node, rng_pos, rng_len, rng_node, counts):
+    """Steps 5-8: depth-first right growth of the seeds ``order``.
+
+    Every buffer is owned by the calling thread.  ``counts`` holds
+    ``[seeds done, nodes, occurrences, ranges]`` on entry and on exit.  The
+    kernel stops before a seed that could overflow a buffer and returns
+    ``(status, need)``: status 0 = all seeds done, 1 = grow the work buffers
+    (``bpos``, ``bdoc``, stack) to ``need``, 2 = grow the outputs.  The
+    wrapper then calls again; the seed is grown from scratch.
+
+    Outputs, per node reported (a frequent phrase of length >= ``min_len``
+    that is maximal, or at which some occurrence stops growing): its first
+    occurrence, length, df, number of occurrences and whether it is maximal;
+    the occurrences of maximal nodes; and one covered range per occurrence
+    that stops growing at a node of length >= ``min_len``.
+    """
+    n_done = counts[0]
+    n_nodes = counts[1]
+    n_occ = counts[2]
+    n_rng = counts[3]
+    cap = bpos.shape[0]
+    scap = st_lo.shape[0]
+    for oi in range(n_done, order.shape[0]):
+        si = order[oi]
+        lo = seed_lo[si]
+        k = seed_hi[si] - lo
+        # worst case for this seed: each output receives at most k entries
+        # per node on the path and per node reported
+        if (n_nodes + k + 1 > node_rep.shape[0] or n_occ + k > occ_pos.shape[0]
+                or n_rng + k > rng_pos.shape[0]):
+            counts[0] = oi
+            counts[1] = n_nodes
+            counts[2] = n_occ
+            counts[3] = n_rng
+            return 2, k
+        if 2 * k > cap:
+            counts[0] = oi
+            counts[1] = n_nodes
+            counts[2] = n_occ
+            counts[3] = n_rng
+            return 1, 2 * k
+        for i in range(k):
+            bpos[i] = seed_pos[lo + i]
+            bdoc[i] = seed_doc[lo + i]
+        sp = 0
+        st_lo[0] = 0
+        st_hi[0] = k
+        st_len[0] = 2
+        st_df[0] = seed_df[si]
+        st_chk[0] = 1
+        sp = 1
+        overflow = 0
+        while sp > 0:
+            sp -= 1
+            a = st_lo[sp]
+            b = st_hi[sp]
+            m = st_len[sp]
+            df = st_df[sp]
+            if st_chk[sp] and _uniform_left(tokens, doc_offsets, bpos, bdoc, a, b):
+                # left-neighbour prune: every occurrence extends to the left
+                # by the same token, so this subtree is a shifted copy of part
+                # of that longer phrase's subtree (proof in engine.bloomspan)
+                continue
+            top = b
+            while True:
+                nt = 0
+                for i in range(a, b):
+                    q = bpos[i] + m
+                    d = bdoc[i]
+                    if q < doc_offsets[d + 1]:
+                        w = tokens[q]
+                        keys[i - a] = w
+                        if cnt[w] == 0:
+                            touched[nt] = w
+                            nt += 1
+                        cnt[w] += 1
+                        if lastd[w] != d:
+                            lastd[w] = d
+                            dfc[w] += 1
+                    else:
+                        keys[i - a] = -1
+                nf = 0
+                total_f = 0
+                for j in range(nt):
+                    w = touched[j]
+                    if dfc[w] >= sigma:
+                        nf += 1
+                        total_f += cnt[w]
+                if nf == 1 and total_f == b - a:
+                    # a chain: every occurrence continues with the same token
+                    for j in range(nt):
+                        w = touched[j]
+                        cnt[w] = 0
+                        dfc[w] = 0
+                        lastd[w] = -1
+                    m += 1
+                    continue
+                break
+            node = -1
+            if m >= min_len and (nf == 0 or total_f < b - a):
+                node = n_nodes
+                n_nodes += 1
+                node_rep[node] = bpos[a]
+                node_len[node] = m
+                node_df[node] = df
+                node_occ[node] = b - a
+                node_max[node] = 0
+            if nf == 0:
+                for j in range(nt):
+                    w = touched[j]
+                    cnt[w] = 0
+                    dfc[w] = 0
+                    lastd[w] = -1
+                if node >= 0:
+                    for i in range(a, b):
+                        rng_pos[n_rng] = bpos[i]
+                        rng_len[n_rng] = m
+                        rng_node[n_rng] = node
+                        n_rng += 1
+                    if _left_maximal(tokens, doc_offsets, bpos, bdoc, a, b,
+                                     sigma, cnt, dfc, lastd, touched):
+                        node_max[node] = 1
+                        for i in range(a, b):
+                            occ_pos[n_occ] = bpos[i]
+                            occ_doc[n_occ] = bdoc[i]
+                            occ_node[n_occ] = node
+                            n_occ += 1
+                continue
+            # scatter the occurrences of the frequent children above the top
+            if top + total_f > cap or sp + nf > scap:
+                overflow = 1
+                for j in range(nt):
+                    w = touched[j]
+                    cnt[w] = 0
+                    dfc[w] = 0
+                    lastd[w] = -1
+                break
+            off = top
+            for j in range(nt):
+                w = touched[j]
+                if dfc[w] >= sigma:
+                    child_lo[j] = off
+                    off += cnt[w]
+                    cnt[w] = child_lo[j]
+                else:
+                    cnt[w] = -1
+            for i in range(a, b):
+                w = keys[i - a]
+                if w >= 0 and cnt[w] >= 0:
+                    dst = cnt[w]
+                    bpos[dst] = bpos[i]
+                    bdoc[dst] = bdoc[i]
+                    cnt[w] = dst + 1
+                elif node >= 0:
+                    rng_pos[n_rng] = bpos[i]
+                    rng_len[n_rng] = m
+                    rng_node[n_rng] = node
+                    n_rng += 1
+            for j in range(nt):
+                w = touched[j]
+                if dfc[w] >= sigma:
+                    st_lo[sp] = child_lo[j]
+                    st_hi[sp] = cnt[w]
+                    st_len[sp] = m + 1
+                    st_df[sp] = dfc[w]
+                    st_chk[sp] = 1
+                    sp += 1
+                cnt[w] = 0
+                dfc[w] = 0
+                lastd[w] = -1
+        if overflow:
+            # counts[1:] still hold the output sizes at this seed's start, so
+            # its partial output is dropped; grow and grow this seed again
+            counts[0] = oi
+            return 1, 2 * cap
+        counts[1] = n_nodes
+        counts[2] = n_occ
+        counts[3] = n_rng
+        counts[0] = oi + 1
+        n_done = oi + 1
+    counts[0] = order.shape[0]
+    counts[1] = n_nodes
+    counts[2] = n_occ
+    counts[3] = n_rng
+    return 0, 0

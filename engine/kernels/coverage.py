@@ -1,0 +1,63 @@
+"""Coverage kernels: from covered ranges to per-document counts and spans."""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from ..config import NJIT
+
+
+@njit(**NJIT)
+def sweep(n_tokens, doc_offsets, rng_pos, rng_len):
+    """Covered tokens per document and the ranges that are not inside another.
+
+    There is at most one range per start position (a start position belongs
+    to one seed, and its occurrence stops growing at one node), so ranges are
+    bucketed by start and swept left to right.
+
+    Returns
+    -------
+    covered : int64 array (n_docs,)
+        Covered tokens of each document.
+    keep : int64 array
+        Indices of the ranges not contained in an earlier-starting one, in
+        increasing start order.
+    """
+    at = np.full(n_tokens, -1, np.int32)
+    for r in range(rng_pos.shape[0]):
+        at[rng_pos[r]] = r
+    n_docs = doc_offsets.shape[0] - 1
+    covered = np.zeros(n_docs, np.int64)
+    keep = np.empty(rng_pos.shape[0], np.int64)
+    nk = 0
+    for d in range(n_docs):
+        end = doc_offsets[d]
+        c = 0
+        for p in range(doc_offsets[d], doc_offsets[d + 1]):
+            r = at[p]
+            if r >= 0:
+                e = p + rng_len[r]
+                if e > end:
+                    keep[nk] = r
+                    nk += 1
+                    end = e
+            if p < end:
+                c += 1
+        covered[d] = c
+    return covered, keep[:nk]
+
+
+@njit(**NJIT)
+def distinct_per_group(group_lo, group_hi, values, n_values):
+    """Number of distinct ``values`` in each slice ``[group_lo, group_hi)``."""
+    last = np.full(n_values, -1, np.int64)
+    out = np.zeros(group_lo.shape[0], np.int64)
+    for g in range(group_lo.shape[0]):
+        c = 0
+        for i in range(group_lo[g], group_hi[g]):
+            v = values[i]
+            if last[v] != g:
+                last[v] = g
+                c += 1
+        out[g] = c
+    return out

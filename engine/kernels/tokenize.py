@@ -1,0 +1,226 @@
+"""UTF-8 tokenizer kernel: maximal runs of word characters, with spans.
+
+The kernel walks the UTF-8 bytes of a run of documents once, decodes each code
+point, classifies it with a lookup table (1 = letter, mark or digit, i.e. the
+class ``[\\p{L}\\p{M}\\p{N}]``) and emits, for every maximal run of such code
+points, a raw token id and its span as code-point offsets in the document.
+
+Raw ids come from an open-addressing hash table keyed by the token's bytes with
+ASCII letters folded to lowercase (FNV-1a, 64 bit, compared byte by byte on a
+hash match, so distinct tokens never merge).  Folding ASCII first is safe
+because ``str.lower`` maps A-Z to a-z and casing context (final sigma) only
+depends on whether neighbours are cased, which ASCII folding keeps.  The full
+Unicode lowercasing of the non-ASCII raw tokens is done afterwards in Python,
+once per distinct raw token.
+
+Complexity: O(bytes) time; O(distinct raw tokens) memory for the table.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from ..config import NJIT
+
+_FNV_OFFSET = np.uint64(0xCBF29CE484222325)
+_FNV_PRIME = np.uint64(0x100000001B3)
+
+
+@njit(**NJIT)
+def _mix(h):
+    """Murmur3's 64-bit finalizer: FNV-1a's low bits are weak on their own."""
+    h ^= h >> np.uint64(33)
+    h *= np.uint64(0xFF51AFD7ED558CCD)
+    h ^= h >> np.uint64(33)
+    h *= np.uint64(0xC4CEB9FE1A85EC53)
+    h ^= h >> np.uint64(33)
+    return h
+
+
+@njit(**NJIT)
+def tokenize_docs(data, offsets, d_begin, cls, slot_id, raw_hash, raw_off,
+                  raw_bytes, raw_ascii, n_raw, n_raw_bytes, out_tok, out_start,
+                  out_end, nt, doc_ntok):
+    """Tokenize documents ``d_begin .. len(offsets) - 2`` of a UTF-8 buffer.
+
+    The kernel never reallocates (a reassigned array in a hot loop costs
+    reference counting on every iteration): before each document it checks
+    that the hash table and the raw-token arrays can take every token the
+    document could add, and otherwise returns so that the wrapper grows them
+    and calls again from that document.
+
+    Parameters
+    ----------
+    data : uint8 array
+        Concatenated UTF-8 text.
+    offsets : int64 array
+        Byte offsets of the documents in ``data`` (``len = docs + 1``).
+    d_begin : int
+        First document to tokenize.
+    cls : uint8 array of size 0x110000
+        1 for code points of class ``[\\p{L}\\p{M}\\p{N}]``.
+    slot_id : int64 array (2 x a power of two)
+        Open-addressing table, interleaved (hash, raw id) pairs so that a
+        probe touches one cache line (id -1 = empty).
+    raw_hash, raw_off, raw_bytes, raw_ascii : arrays
+        Per raw token: FNV-1a hash, byte offsets into ``raw_bytes`` (ASCII
+        folded), and whether it is pure ASCII.
+    n_raw, n_raw_bytes : int
+        Entries and bytes used so far.
+    out_tok, out_start, out_end : int32 arrays
+        Outputs (raw id, code-point span), written from index ``nt``.
+    nt : int
+        Tokens written so far.
+    doc_ntok : int64 array
+        Output: tokens per document.
+
+    Returns
+    -------
+    tuple of int
+        ``(status, d, nt, n_raw, n_raw_bytes)``: status 0 = all done, 1 = grow
+        the table and call again from document ``d``, 2 = document ``d`` is
+        not valid UTF-8.
+    """
+    n_docs = offsets.shape[0] - 1
+    cap = slot_id.shape[0] // 2
+    tmask = cap - 1
+    for d in range(d_begin, n_docs):
+        b = offsets[d]
+        e = offsets[d + 1]
+        room = (e - b) // 2 + 1
+        if (2 * (n_raw + room) > cap or n_raw + room + 1 > raw_hash.shape[0]
+                or n_raw_bytes + (e - b) > raw_bytes.shape[0]
+                or nt + room > out_tok.shape[0]):
+            return 1, d, nt, n_raw, n_raw_bytes
+        ci = 0
+        in_tok = False
+        tb = b
+        tc = 0
+        h = _FNV_OFFSET
+        ascii_only = True
+        count0 = nt
+        while b < e:
+            c0 = np.int64(data[b])
+            if c0 < 0x80:
+                cp = c0
+                nb = 1
+            elif c0 < 0xC2:
+                return 2, d, nt, n_raw, n_raw_bytes
+            elif c0 < 0xE0:
+                if b + 1 >= e or (data[b + 1] & 0xC0) != 0x80:
+                    return 2, d, nt, n_raw, n_raw_bytes
+                cp = ((c0 & 0x1F) << 6) | (np.int64(data[b + 1]) & 0x3F)
+                nb = 2
+            elif c0 < 0xF0:
+                if (b + 2 >= e or (data[b + 1] & 0xC0) != 0x80
+                        or (data[b + 2] & 0xC0) != 0x80):
+                    return 2, d, nt, n_raw, n_raw_bytes
+                cp = (((c0 & 0x0F) << 12) | ((np.int64(data[b + 1]) & 0x3F) << 6)
+                      | (np.int64(data[b + 2]) & 0x3F))
+                if cp < 0x800 or (cp >= 0xD800 and cp <= 0xDFFF):
+                    return 2, d, nt, n_raw, n_raw_bytes
+                nb = 3
+            elif c0 < 0xF5:
+                if (b + 3 >= e or (data[b + 1] & 0xC0) != 0x80
+                        or (data[b + 2] & 0xC0) != 0x80
+                        or (data[b + 3] & 0xC0) != 0x80):
+                    return 2, d, nt, n_raw, n_raw_bytes
+                cp = (((c0 & 0x07) << 18) | ((np.int64(data[b + 1]) & 0x3F) << 12)
+                      | ((np.int64(data[b + 2]) & 0x3F) << 6)
+                      | (np.int64(data[b + 3]) & 0x3F))
+                if cp < 0x10000 or cp > 0x10FFFF:
+                    return 2, d, nt, n_raw, n_raw_bytes
+                nb = 4
+            else:
+                return 2, d, nt, n_raw, n_raw_bytes
+            word = cls[cp] != 0
+            if word:
+                if not in_tok:
+                    in_tok = True
+                    tb = b
+                    tc = ci
+                    h = _FNV_OFFSET
+                    ascii_only = True
+                for k in range(nb):
+                    byte = np.uint64(data[b + k])
+                    if byte >= 65 and byte <= 90:
+                        byte += np.uint64(32)
+                    h = (h ^ byte) * _FNV_PRIME
+                if nb > 1:
+                    ascii_only = False
+            if in_tok and (not word or b + nb >= e):
+                # the token ends before this code point (or at the document end)
+                if word:
+                    tend_b = b + nb
+                    tend_c = ci + 1
+                else:
+                    tend_b = b
+                    tend_c = ci
+                tlen = tend_b - tb
+                s = np.int64(_mix(h)) & tmask
+                rid = -1
+                hs = np.int64(h)
+                while True:
+                    r = slot_id[2 * s + 1]
+                    if r == -1:
+                        break
+                    if slot_id[2 * s] == hs and raw_off[r + 1] - raw_off[r] == tlen:
+                        same = True
+                        ro = raw_off[r]
+                        for k in range(tlen):
+                            byte = data[tb + k]
+                            if byte >= 65 and byte <= 90:
+                                byte += 32
+                            if raw_bytes[ro + k] != byte:
+                                same = False
+                                break
+                        if same:
+                            rid = r
+                            break
+                    s = (s + 1) & tmask
+                if rid == -1:
+                    rid = n_raw
+                    for k in range(tlen):
+                        byte = data[tb + k]
+                        if byte >= 65 and byte <= 90:
+                            byte += 32
+                        raw_bytes[n_raw_bytes + k] = byte
+                    n_raw_bytes += tlen
+                    raw_hash[n_raw] = h
+                    raw_off[n_raw + 1] = n_raw_bytes
+                    raw_ascii[n_raw] = 1 if ascii_only else 0
+                    slot_id[2 * s] = hs
+                    slot_id[2 * s + 1] = n_raw
+                    n_raw += 1
+                out_tok[nt] = rid
+                out_start[nt] = tc
+                out_end[nt] = tend_c
+                nt += 1
+                in_tok = False
+            b += nb
+            ci += 1
+        doc_ntok[d] = nt - count0
+    return 0, n_docs, nt, n_raw, n_raw_bytes
+
+
+@njit(**NJIT)
+def rehash(raw_hash, n_raw, new_cap):
+    """A fresh slot table of ``new_cap`` slots (a power of two) for the
+    first ``n_raw`` raw tokens."""
+    new_slots = np.full(2 * new_cap, -1, np.int64)
+    tmask = new_cap - 1
+    for r in range(n_raw):
+        s = np.int64(_mix(raw_hash[r])) & tmask
+        while new_slots[2 * s + 1] != -1:
+            s = (s + 1) & tmask
+        new_slots[2 * s] = np.int64(raw_hash[r])
+        new_slots[2 * s + 1] = r
+    return new_slots
+
+
+@njit(**NJIT)
+def remap(tokens, mapping):
+    """``mapping[tokens]`` in place (int32)."""
+    for i in range(tokens.shape[0]):
+        tokens[i] = mapping[tokens[i]]
+    return tokens

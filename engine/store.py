@@ -1,0 +1,325 @@
+"""The store: one DuckDB database file, plus memory-mapped token arrays.
+
+This is the only module that imports duckdb.  One connection per
+:class:`Store`, a cursor per query, ``?`` parameters, results as polars frames.
+
+Layout
+------
+* ``snapshots``, ``documents`` (doc_index, doc_id, site, url, text, n_tokens,
+  token_start) and ``vocabulary`` (token_id, token, df), keyed by snapshot id.
+* ``runs`` and the run tables ``run_phrases``, ``run_occurrences``,
+  ``run_documents``, ``run_spans``, keyed by run id; each run is written in
+  one transaction, so an interrupted run leaves earlier ones intact.
+* ``decisions``: noise / keep / unsure per phrase text (they survive re-mining).
+* The token stream, document offsets and character spans of each snapshot live
+  in ``<db>.arrays/<snapshot_id>/`` as ``.npy`` files, written in a temporary
+  folder and renamed, and opened memory-mapped.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import threading
+import uuid
+from dataclasses import dataclass
+
+import duckdb
+import numpy as np
+import polars as pl
+import pyarrow as pa
+
+from .errors import BoilerscopeError
+
+log = logging.getLogger(__name__)
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS snapshots(
+    snapshot_id VARCHAR PRIMARY KEY, source VARCHAR, documents BIGINT,
+    tokens BIGINT, sites BIGINT, vocabulary BIGINT, created TIMESTAMP DEFAULT now());
+CREATE TABLE IF NOT EXISTS documents(
+    snapshot_id VARCHAR, doc_index INTEGER, doc_id BIGINT, site VARCHAR, url VARCHAR,
+    text VARCHAR, n_tokens BIGINT, token_start BIGINT);
+CREATE TABLE IF NOT EXISTS vocabulary(
+    snapshot_id VARCHAR, token_id INTEGER, token VARCHAR, df BIGINT);
+CREATE SEQUENCE IF NOT EXISTS run_ids START 1;
+CREATE TABLE IF NOT EXISTS runs(
+    run_id BIGINT PRIMARY KEY, snapshot_id VARCHAR, sigma BIGINT, min_len INTEGER,
+    algo VARCHAR, created TIMESTAMP DEFAULT now(), phrases BIGINT, covered_tokens BIGINT,
+    coverage DOUBLE, seconds DOUBLE, summary VARCHAR);
+CREATE TABLE IF NOT EXISTS run_phrases(
+    run_id BIGINT, phrase_id INTEGER, phrase VARCHAR, length INTEGER, df BIGINT,
+    occurrences BIGINT, sites BIGINT, psi BIGINT, maximal BOOLEAN, first_pos BIGINT);
+CREATE TABLE IF NOT EXISTS run_occurrences(
+    run_id BIGINT, phrase_id INTEGER, doc_index INTEGER, token_pos INTEGER);
+CREATE TABLE IF NOT EXISTS run_documents(
+    run_id BIGINT, doc_index INTEGER, covered_tokens BIGINT);
+CREATE TABLE IF NOT EXISTS run_spans(
+    run_id BIGINT, doc_index INTEGER, token_start INTEGER, token_end INTEGER,
+    char_start INTEGER, char_end INTEGER, phrase_id INTEGER);
+CREATE TABLE IF NOT EXISTS decisions(
+    phrase VARCHAR PRIMARY KEY, decision VARCHAR, note VARCHAR,
+    updated TIMESTAMP DEFAULT now());
+"""
+
+RUN_TABLES = ("run_phrases", "run_occurrences", "run_documents", "run_spans")
+ARRAY_NAMES = ("tokens", "doc_offsets", "span_start", "span_end")
+DECISIONS = ("noise", "keep", "unsure")
+
+
+@dataclass
+class SnapshotArrays:
+    tokens: np.ndarray
+    doc_offsets: np.ndarray
+    span_start: np.ndarray
+    span_end: np.ndarray
+
+
+class Store:
+    """A Boilerscope store (DuckDB file + array folder).
+
+    Parameters
+    ----------
+    path : str
+        The database file (created if missing).
+    read_only : bool
+        Open without writing (the schema must exist).
+    """
+
+    def __init__(self, path: str, read_only: bool = False):
+        self.path = os.path.abspath(path)
+        self.arrays_root = self.path + ".arrays"
+        self._write_lock = threading.Lock()
+        folder = os.path.dirname(self.path)
+        if not os.path.isdir(folder):
+            raise BoilerscopeError(f"{path}: folder {folder} does not exist; create it or pick another --db")
+        try:
+            self.con = duckdb.connect(self.path, read_only=read_only)
+        except duckdb.IOException as exc:
+            msg = str(exc)
+            if "lock" in msg.lower():
+                raise BoilerscopeError(
+                    f"{path} is in use by another process (the dashboard?); close it "
+                    "or use --db with another file") from None
+            raise BoilerscopeError(f"{path} cannot be opened ({msg.splitlines()[0]})") from None
+        except duckdb.Error as exc:
+            raise BoilerscopeError(
+                f"{path} is not a Boilerscope store ({str(exc).splitlines()[0]}); "
+                "give another --db file") from None
+        if not read_only:
+            try:
+                self.con.execute(SCHEMA)
+            except duckdb.Error as exc:
+                raise BoilerscopeError(f"{path}: cannot set up the store ({exc})") from None
+
+    def close(self):
+        self.con.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    # -- queries -----------------------------------------------------------
+    def query(self, sql: str, params: list | tuple = ()) -> pl.DataFrame:
+        """Run one query on a fresh cursor; the result as a polars frame."""
+        cur = self.con.cursor()
+        try:
+            return cur.sql(sql, params=list(params) or None).pl()
+        finally:
+            cur.close()
+
+    def scalar(self, sql: str, params: list | tuple = ()):
+        cur = self.con.cursor()
+        try:
+            rows = cur.execute(sql, list(params)).fetchall()
+            return rows[0][0] if rows else None
+        finally:
+            cur.close()
+
+    def _write(self, fn):
+        """Run ``fn(cursor)`` in one transaction (writers are serialised)."""
+        with self._write_lock:
+            cur = self.con.cursor()
+            try:
+                cur.execute("BEGIN TRANSACTION")
+                out = fn(cur)
+                cur.execute("COMMIT")
+                return out
+            except BaseException:
+                try:
+                    cur.execute("ROLLBACK")
+                except duckdb.Error:
+                    pass
+                raise
+            finally:
+                cur.close()
+
+    # -- snapshots ---------------------------------------------------------
+    def has_snapshot(self, snapshot_id: str) -> bool:
+        return bool(self.scalar("SELECT count(*) FROM snapshots WHERE snapshot_id = ?",
+                                [snapshot_id]))
+
+    def snapshots(self) -> pl.DataFrame:
+        return self.query("SELECT * FROM snapshots ORDER BY created DESC, snapshot_id")
+
+    def latest_snapshot(self) -> str:
+        sid = self.scalar("SELECT snapshot_id FROM snapshots ORDER BY created DESC LIMIT 1")
+        if sid is None:
+            raise BoilerscopeError(
+                f"{self.path} holds no snapshot yet; run 'boilerscope ingest SNAPSHOT --db {self.path}'")
+        return sid
+
+    def add_snapshot(self, snap, vocab_df: np.ndarray) -> bool:
+        """Store a tokenized snapshot; False when the same content is there."""
+        if self.has_snapshot(snap.snapshot_id):
+            return False
+        tk = snap.tokenized
+        final = os.path.join(self.arrays_root, snap.snapshot_id)
+        tmp = os.path.join(self.arrays_root, f".tmp-{uuid.uuid4().hex}")
+        os.makedirs(tmp, exist_ok=False)
+        try:
+            for name in ARRAY_NAMES:
+                np.save(os.path.join(tmp, name + ".npy"), getattr(tk, name))
+            if os.path.exists(final):
+                shutil.rmtree(final)
+            os.replace(tmp, final)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        n_docs = tk.n_docs
+        docs = pa.table({
+            "snapshot_id": pa.array([snap.snapshot_id] * n_docs, pa.string()),
+            "doc_index": pa.array(np.arange(n_docs, dtype=np.int32)),
+            "doc_id": snap.table.column("doc_id"),
+            "site": snap.table.column("site"),
+            "url": snap.table.column("url"),
+            "text": snap.table.column("text"),
+            "n_tokens": pa.array(np.diff(tk.doc_offsets)),
+            "token_start": pa.array(tk.doc_offsets[:-1]),
+        })
+        vocab = pa.table({
+            "snapshot_id": pa.array([snap.snapshot_id] * len(tk.vocab), pa.string()),
+            "token_id": pa.array(np.arange(len(tk.vocab), dtype=np.int32)),
+            "token": pa.array(tk.vocab, pa.string()),
+            "df": pa.array(vocab_df.astype(np.int64)),
+        })
+        n_sites = len(set(snap.table.column("site").to_pylist()))
+
+        def write(cur):
+            cur.register("_docs", docs)
+            cur.execute("INSERT INTO documents SELECT * FROM _docs")
+            cur.register("_vocab", vocab)
+            cur.execute("INSERT INTO vocabulary SELECT * FROM _vocab")
+            cur.execute(
+                "INSERT INTO snapshots(snapshot_id, source, documents, tokens, sites, vocabulary)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
+                [snap.snapshot_id, snap.source, n_docs, tk.n_tokens, n_sites, len(tk.vocab)])
+
+        try:
+            self._write(write)
+        except BaseException:
+            shutil.rmtree(final, ignore_errors=True)
+            raise
+        return True
+
+    def arrays(self, snapshot_id: str) -> SnapshotArrays:
+        folder = os.path.join(self.arrays_root, snapshot_id)
+        try:
+            return SnapshotArrays(**{
+                name: np.load(os.path.join(folder, name + ".npy"), mmap_mode="r")
+                for name in ARRAY_NAMES})
+        except (OSError, ValueError) as exc:
+            raise BoilerscopeError(
+                f"the token arrays of snapshot {snapshot_id} are missing or damaged ({exc}); "
+                "ingest the snapshot again into a new --db") from None
+
+    def vocabulary(self, snapshot_id: str) -> list[str]:
+        return self.query("SELECT token FROM vocabulary WHERE snapshot_id = ? ORDER BY token_id",
+                          [snapshot_id])["token"].to_list()
+
+    def documents_meta(self, snapshot_id: str) -> pl.DataFrame:
+        """doc_index, doc_id, site, url, n_tokens (no text)."""
+        return self.query(
+            "SELECT doc_index, doc_id, site, url, n_tokens FROM documents "
+            "WHERE snapshot_id = ? ORDER BY doc_index", [snapshot_id])
+
+    def document(self, snapshot_id: str, doc_index: int) -> dict | None:
+        df = self.query("SELECT * FROM documents WHERE snapshot_id = ? AND doc_index = ?",
+                        [snapshot_id, doc_index])
+        return df.row(0, named=True) if df.height else None
+
+    # -- runs --------------------------------------------------------------
+    def add_run(self, snapshot_id: str, sigma: int, min_len: int, algo: str,
+                frames: dict[str, pl.DataFrame], summary: dict) -> int:
+        """Store one run in one transaction; returns its run id."""
+
+        def write(cur):
+            run_id = cur.execute("SELECT nextval('run_ids')").fetchall()[0][0]
+            for table in RUN_TABLES:
+                frame = frames[table].with_columns(pl.lit(run_id, pl.Int64).alias("run_id"))
+                cols = self.query(f"SELECT * FROM {table} LIMIT 0").columns
+                arrow = frame.select(cols).to_arrow()
+                cur.register("_frame", arrow)
+                cur.execute(f"INSERT INTO {table} SELECT * FROM _frame")
+                cur.unregister("_frame")
+            summary["run_id"] = int(run_id)
+            cur.execute(
+                "INSERT INTO runs(run_id, snapshot_id, sigma, min_len, algo, phrases,"
+                " covered_tokens, coverage, seconds, summary) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                [run_id, snapshot_id, sigma, min_len, algo, summary.get("phrases"),
+                 summary.get("covered_tokens"), summary.get("coverage"),
+                 summary.get("seconds", {}).get("total"), json.dumps(summary)])
+            return int(run_id)
+
+        return self._write(write)
+
+    def runs(self, snapshot_id: str | None = None) -> pl.DataFrame:
+        sql = ("SELECT run_id, snapshot_id, sigma, min_len, algo, created, phrases,"
+               " covered_tokens, coverage, seconds FROM runs")
+        if snapshot_id:
+            return self.query(sql + " WHERE snapshot_id = ? ORDER BY run_id", [snapshot_id])
+        return self.query(sql + " ORDER BY run_id")
+
+    def run(self, run_id: int) -> dict | None:
+        df = self.query("SELECT * FROM runs WHERE run_id = ?", [run_id])
+        if not df.height:
+            return None
+        row = df.row(0, named=True)
+        row["summary"] = json.loads(row["summary"]) if row["summary"] else {}
+        return row
+
+    def find_run(self, snapshot_id: str, sigma: int, min_len: int, algo: str) -> int | None:
+        return self.scalar(
+            "SELECT max(run_id) FROM runs WHERE snapshot_id = ? AND sigma = ? AND min_len = ?"
+            " AND algo = ?", [snapshot_id, sigma, min_len, algo])
+
+    def delete_run(self, run_id: int) -> bool:
+        if self.run(run_id) is None:
+            return False
+
+        def write(cur):
+            for table in RUN_TABLES:
+                cur.execute(f"DELETE FROM {table} WHERE run_id = ?", [run_id])
+            cur.execute("DELETE FROM runs WHERE run_id = ?", [run_id])
+
+        self._write(write)
+        return True
+
+    # -- decisions -----------------------------------------------------------
+    def set_decision(self, phrase: str, decision: str | None, note: str = "") -> None:
+        if decision is not None and decision not in DECISIONS:
+            raise BoilerscopeError(f"decision must be one of {', '.join(DECISIONS)}")
+
+        def write(cur):
+            cur.execute("DELETE FROM decisions WHERE phrase = ?", [phrase])
+            if decision is not None:
+                cur.execute("INSERT INTO decisions(phrase, decision, note) VALUES (?, ?, ?)",
+                            [phrase, decision, note or ""])
+
+        self._write(write)
+
+    def decisions(self) -> pl.DataFrame:
+        return self.query("SELECT phrase, decision, note, updated FROM decisions ORDER BY phrase")

@@ -1,0 +1,251 @@
+"""Tokenisation: the contract every other part of Boilerscope relies on.
+
+Tokens are the maximal runs of ``[\\p{L}\\p{M}\\p{N}]+`` (Unicode letters,
+combining marks, digits) in the ORIGINAL text, each lowercased with Python's
+``str.lower()`` (full Unicode lowercasing: ``"İ"`` becomes ``"i̇"``, a final
+capital sigma becomes ``"ς"``).  Everything else separates tokens and is
+dropped.  Each token keeps its span in the original text as code-point
+offsets, so any token range maps back to the original text with its case and
+punctuation.  Scripts written without spaces (Chinese, Japanese) come out as
+long tokens, one per run of letters.
+
+The character class is taken from the ``regex`` module's own Unicode tables
+(the reference implementation of ``\\p{..}``), compiled once into a lookup
+table of 0x110000 bytes; the scan itself runs in :mod:`engine.kernels.tokenize`.
+"""
+from __future__ import annotations
+
+import functools
+import logging
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import regex
+
+from .errors import BoilerscopeError
+from .kernels import tokenize as K
+
+log = logging.getLogger(__name__)
+
+TOKEN_PATTERN = r"[\p{L}\p{M}\p{N}]+"
+_TOKEN_RE = regex.compile(TOKEN_PATTERN)
+
+
+@functools.lru_cache(maxsize=1)
+def char_classes() -> np.ndarray:
+    """Lookup table: 1 for each code point of class ``[\\p{L}\\p{M}\\p{N}]``."""
+    cps = np.arange(0x110000, dtype=np.uint32)
+    cps[0xD800:0xE000] = 0x20  # surrogates are never word characters
+    text = cps.tobytes().decode("utf-32-le")
+    cls = np.zeros(0x110000, np.uint8)
+    for m in _TOKEN_RE.finditer(text):
+        cls[m.start():m.end()] = 1
+    return cls
+
+
+def tokenize(text: str) -> list[str]:
+    """Tokens of one string (the plain-Python reading of the contract)."""
+    return [m.group().lower() for m in _TOKEN_RE.finditer(text)]
+
+
+@dataclass
+class Tokenized:
+    """A tokenized corpus.
+
+    Attributes
+    ----------
+    tokens : int32 array (n_tokens,)
+        Token ids, all documents concatenated.
+    doc_offsets : int64 array (n_docs + 1,)
+        ``tokens[doc_offsets[d]:doc_offsets[d + 1]]`` is document ``d``.
+    span_start, span_end : int32 arrays (n_tokens,)
+        Code-point offsets of each token in its document's original text.
+    vocab : list of str
+        ``vocab[i]`` is the lowercased token with id ``i`` (ids in order of
+        first occurrence).
+    """
+
+    tokens: np.ndarray
+    doc_offsets: np.ndarray
+    span_start: np.ndarray
+    span_end: np.ndarray
+    vocab: list[str]
+
+    @property
+    def n_docs(self) -> int:
+        return int(self.doc_offsets.shape[0] - 1)
+
+    @property
+    def n_tokens(self) -> int:
+        return int(self.tokens.shape[0])
+
+
+def _as_large_string(arr: pa.Array | pa.ChunkedArray) -> pa.LargeStringArray:
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks() if arr.num_chunks != 1 else arr.chunk(0)
+    if pa.types.is_string(arr.type) or pa.types.is_string_view(arr.type):
+        arr = arr.cast(pa.large_string())
+    if not pa.types.is_large_string(arr.type):
+        raise BoilerscopeError(f"text column has type {arr.type}, expected strings")
+    if arr.null_count:
+        arr = arr.fill_null("")
+    return arr
+
+
+def tokenize_arrow(texts: pa.Array | pa.ChunkedArray, *, progress=None,
+                   chunk_bytes: int = 16 << 20) -> Tokenized:
+    """Tokenize an Arrow string column (nulls are empty documents).
+
+    Parameters
+    ----------
+    texts : pyarrow string array
+    progress : callable(int) or None
+        Called with the number of bytes done after each chunk.
+    chunk_bytes : int
+        Bytes per kernel call (progress granularity).
+    """
+    arr = _as_large_string(texts)
+    n_docs = len(arr)
+    offsets_buf, data_buf = arr.buffers()[1], arr.buffers()[2]
+    offsets = np.frombuffer(offsets_buf, dtype=np.int64)[arr.offset:arr.offset + n_docs + 1]
+    data = (np.frombuffer(data_buf, dtype=np.uint8) if data_buf is not None
+            else np.zeros(0, np.uint8))
+    cls = char_classes()
+
+    cap = 1 << 16
+    slot_id = np.full(2 * cap, -1, np.int64)
+    raw_hash = np.empty(cap, np.uint64)
+    raw_off = np.zeros(cap + 1, np.int64)
+    raw_bytes = np.empty(1 << 20, np.uint8)
+    raw_ascii = np.empty(cap, np.uint8)
+    n_raw = 0
+    n_raw_bytes = 0
+
+    total_bytes = int(offsets[-1] - offsets[0]) if n_docs else 0
+    # at most one token per two bytes (a token and its separator) per document
+    bound = (total_bytes + n_docs) // 2 + 1
+    out_tok = np.empty(min(bound, max(1 << 16, total_bytes // 4)), np.int32)
+    out_st = np.empty_like(out_tok)
+    out_en = np.empty_like(out_tok)
+    doc_ntok = np.zeros(n_docs, np.int64)
+    nt = 0
+    d0 = 0
+    while d0 < n_docs:
+        # documents [d0, d1) hold about chunk_bytes bytes (progress granularity)
+        d1 = int(np.searchsorted(offsets, offsets[d0] + chunk_bytes, side="right"))
+        d1 = min(max(d1, d0 + 1), n_docs)
+        d = d0
+        while True:
+            status, d, nt, n_raw, n_raw_bytes = K.tokenize_docs(
+                data, offsets[:d1 + 1], d, cls, slot_id, raw_hash, raw_off,
+                raw_bytes, raw_ascii, n_raw, n_raw_bytes, out_tok, out_st,
+                out_en, nt, doc_ntok)
+            if status == 0:
+                break
+            if status == 2:
+                raise BoilerscopeError(
+                    f"document at row {d} is not valid UTF-8; re-encode the "
+                    "snapshot as UTF-8 and ingest it again")
+            # grow whatever is short for document d, then resume there
+            nbytes = int(offsets[d + 1] - offsets[d])
+            room = nbytes // 2 + 1
+            while 2 * (n_raw + room) > cap:
+                cap *= 2
+            if 2 * cap != slot_id.shape[0]:
+                slot_id = K.rehash(raw_hash, n_raw, cap)
+            need = max(n_raw + room + 1, 2 * raw_hash.shape[0])
+            if n_raw + room + 1 > raw_hash.shape[0]:
+                raw_hash = np.resize(raw_hash, need)
+                raw_ascii = np.resize(raw_ascii, need)
+                raw_off = np.resize(raw_off, need + 1)
+            if n_raw_bytes + nbytes > raw_bytes.shape[0]:
+                raw_bytes = np.resize(raw_bytes, max(n_raw_bytes + nbytes,
+                                                     2 * raw_bytes.shape[0]))
+            if nt + room > out_tok.shape[0]:
+                size = min(bound, max(nt + room, 2 * out_tok.shape[0]))
+                out_tok = np.resize(out_tok, size)
+                out_st = np.resize(out_st, size)
+                out_en = np.resize(out_en, size)
+        if progress is not None:
+            progress(int(offsets[d1] - offsets[d0]))
+        d0 = d1
+
+    # full Unicode lowercasing, once per distinct raw token
+    raw = pa.LargeStringArray.from_buffers(
+        n_raw, pa.py_buffer(raw_off[:n_raw + 1]), pa.py_buffer(raw_bytes[:n_raw_bytes]))
+    raw_list = raw.to_pylist()
+    ascii_flags = raw_ascii[:n_raw]
+    lowered = {}
+    mapping = np.empty(n_raw, np.int32)
+    vocab: list[str] = []
+    for i, s in enumerate(raw_list):
+        low = s if ascii_flags[i] else s.lower()
+        j = lowered.get(low)
+        if j is None:
+            j = len(vocab)
+            lowered[low] = j
+            vocab.append(low)
+        mapping[i] = j
+
+    tokens = out_tok[:nt]
+    K.remap(tokens, mapping)
+    doc_offsets = np.zeros(n_docs + 1, np.int64)
+    np.cumsum(doc_ntok, out=doc_offsets[1:])
+    return Tokenized(
+        tokens=tokens,
+        doc_offsets=doc_offsets,
+        span_start=out_st[:nt],
+        span_end=out_en[:nt],
+        vocab=vocab,
+    )
+
+
+def tokenize_lists(token_lists: list[list[str] | None]) -> tuple[Tokenized, list[str]]:
+    """Documents given as token lists (already tokenized by the index).
+
+    Tokens are used as given, lowercased.  The display text of a document is
+    its tokens joined by single spaces, and spans point into that text.
+
+    Returns
+    -------
+    (Tokenized, texts)
+    """
+    ids: dict[str, int] = {}
+    vocab: list[str] = []
+    toks: list[int] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    texts: list[str] = []
+    doc_offsets = np.zeros(len(token_lists) + 1, np.int64)
+    for d, lst in enumerate(token_lists):
+        pos = 0
+        parts = []
+        for t in lst or ():
+            if t is None:
+                continue
+            if not isinstance(t, str):
+                raise BoilerscopeError(
+                    f"row {d}: tokens must be lists of strings; fix the tokens column")
+            low = t.lower()
+            j = ids.get(low)
+            if j is None:
+                j = len(vocab)
+                ids[low] = j
+                vocab.append(low)
+            if parts:
+                pos += 1
+            toks.append(j)
+            starts.append(pos)
+            pos += len(t)
+            ends.append(pos)
+            parts.append(t)
+        texts.append(" ".join(parts))
+        doc_offsets[d + 1] = len(toks)
+    return Tokenized(
+        tokens=np.asarray(toks, np.int32),
+        doc_offsets=doc_offsets,
+        span_start=np.asarray(starts, np.int32),
+        span_end=np.asarray(ends, np.int32),
+        vocab=vocab,
+    ), texts

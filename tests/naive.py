@@ -1,0 +1,63 @@
+"""Brute-force oracles: the definitions, written as plainly as possible.
+
+Nothing here imports the engine.  Used by the tests only, on small inputs.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+
+import regex
+
+TOKEN_RE = regex.compile(r"[\p{L}\p{M}\p{N}]+")
+
+
+def tokenize(text: str) -> tuple[list[str], list[tuple[int, int]]]:
+    """Tokens (lowercased with str.lower) and their code-point spans."""
+    toks, spans = [], []
+    for m in TOKEN_RE.finditer(text):
+        toks.append(m.group().lower())
+        spans.append((m.start(), m.end()))
+    return toks, spans
+
+
+def phrase_docs(docs: list[list[str]]) -> dict[tuple, set[int]]:
+    """Every phrase (tuple of tokens, length >= 1) -> set of documents."""
+    out: dict[tuple, set[int]] = defaultdict(set)
+    for d, toks in enumerate(docs):
+        n = len(toks)
+        for i in range(n):
+            for j in range(i + 1, n + 1):
+                out[tuple(toks[i:j])].add(d)
+    return out
+
+
+def mine(docs: list[list[str]], sigma: int, min_len: int):
+    """Maximal frequent phrases (phrase tuple -> (df, occurrences)) and the
+    covered-token count of each document."""
+    pd = phrase_docs(docs)
+    frequent = {p for p, s in pd.items() if len(s) >= sigma}
+    vocab = {t for toks in docs for t in toks}
+    answer = {}
+    for p in frequent:
+        if len(p) < min_len:
+            continue
+        ext = any((w,) + p in frequent or p + (w,) in frequent for w in vocab)
+        if not ext:
+            occ = sum(
+                1
+                for toks in docs
+                for i in range(len(toks) - len(p) + 1)
+                if tuple(toks[i:i + len(p)]) == p
+            )
+            answer[p] = (len(pd[p]), occ)
+    covered = []
+    masks = []
+    for toks in docs:
+        mask = [False] * len(toks)
+        for i in range(len(toks) - min_len + 1):
+            if tuple(toks[i:i + min_len]) in frequent:
+                for k in range(i, i + min_len):
+                    mask[k] = True
+        masks.append(mask)
+        covered.append(sum(mask))
+    return answer, covered, masks

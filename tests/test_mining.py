@@ -1,0 +1,170 @@
+"""Exactness of BloomSpan against the brute-force definitions (tests/naive.py)."""
+import json
+import os
+import random
+import string
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import naive
+from conftest import mine_token_lists
+from engine.bloomspan import mine_tokens
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+MINING = [json.loads(line) for line in open(os.path.join(HERE, "contract", "mining.jsonl"), encoding="utf-8")]
+
+EXAMPLE = [
+    "новый ноутбук acer swift доставка бесплатно при заказе от 3000 рублей",
+    "чехол для iphone 15 доставка бесплатно при заказе от 3000 рублей",
+    "доставка бесплатно при заказе от 3000 рублей наушники sony",
+    "наушники sony wh 1000 доставка бесплатно",
+]
+
+
+def toks(texts):
+    return [naive.tokenize(t)[0] for t in texts]
+
+
+@pytest.mark.parametrize("case", MINING, ids=[c["name"] for c in MINING])
+@pytest.mark.parametrize("workers", [1, 2])
+def test_contract_vectors(case, workers):
+    answer, covered, *_ = mine_token_lists(toks(case["documents"]), case["sigma"], case["min_len"], workers)
+    assert {" ".join(p): df for p, (df, _) in answer.items()} == {p: df for p, df in case["phrases"]}
+    assert covered == case["covered_tokens_per_document"]
+
+
+def test_article_example():
+    answer, covered, *_ = mine_token_lists(toks(EXAMPLE), 3, 2)
+    assert answer == {tuple("доставка бесплатно при заказе от 3000 рублей".split()): (3, 3)}
+    assert covered == [7, 7, 7, 2]
+
+
+def test_masked_seed_trap():
+    """The article's 'skip a seed whose occurrences are already marked' rule drops «p q m»."""
+    docs = [["x", "p", "q", "m"], ["z", "p", "q", "m"], ["x", "p", "q"], ["z", "p", "q"]]
+    docs += [["x", "p", f"w{i}"] for i in range(1, 7)] + [["z", "p", f"v{i}"] for i in range(1, 7)]
+    answer, covered, *_ = mine_token_lists(docs, 2, 2)
+    assert set(answer) == {("x", "p", "q"), ("z", "p", "q"), ("p", "q", "m")}
+    assert answer[("p", "q", "m")] == (2, 2)
+
+
+def planted_corpus(n_docs=40, words=300, seed=7):
+    rng = random.Random(seed)
+    seen = set()
+
+    def word():
+        while True:
+            w = "".join(rng.choice(string.ascii_lowercase) for _ in range(8))
+            if w not in seen:
+                seen.add(w)
+                return w
+
+    docs = [[word() for _ in range(words)] for _ in range(n_docs)]
+    phrases = {"this is the first test sentence": 3, "another unique phrase for testing": 5,
+               "a third sentence": 4}
+    for phrase, k in phrases.items():
+        for d in rng.sample(range(n_docs), k):
+            at = rng.randrange(words)
+            docs[d][at:at] = phrase.split()
+    return docs, phrases
+
+
+def test_planted_phrases():
+    docs, phrases = planted_corpus()
+    answer, covered, *_ = mine_token_lists(docs, 3, 3)
+    assert {" ".join(p): df for p, (df, _) in answer.items()} == phrases
+    assert sum(covered) == sum(len(p.split()) * k for p, k in phrases.items())
+
+
+corpora = st.lists(
+    st.lists(st.sampled_from("abc"), max_size=14), min_size=1, max_size=8)
+
+
+@settings(max_examples=400, deadline=None)
+@given(corpora, st.integers(1, 4), st.integers(2, 4), st.sampled_from([1, 2]))
+def test_matches_brute_force(docs, sigma, min_len, workers):
+    answer, covered, res, flat, off = mine_token_lists(docs, sigma, min_len, workers)
+    exp_answer, exp_covered, masks = naive.mine(docs, sigma, min_len)
+    assert answer == exp_answer
+    assert covered == exp_covered
+    # spans: their union is the mask; each is an occurrence of a frequent
+    # phrase of length >= L that cannot grow to the right there, none is inside
+    # another, and the phrase id names that phrase
+    pd = naive.phrase_docs(docs)
+    mask = [[False] * len(d) for d in docs]
+    spans = []
+    for p, m, node in zip(res.rng_pos.tolist(), res.rng_len.tolist(), res.rng_node.tolist()):
+        d = int(np.searchsorted(off, p, side="right") - 1)
+        s = p - int(off[d])
+        phrase = tuple(docs[d][s:s + m])
+        assert m >= min_len and s + m <= len(docs[d])
+        assert len(pd[phrase]) >= sigma
+        if s + m < len(docs[d]):
+            assert len(pd[tuple(docs[d][s:s + m + 1])]) < sigma
+        r = int(res.node_rep[node])
+        assert int(res.node_len[node]) == m and flat[r:r + m].tolist() == flat[p:p + m].tolist()
+        spans.append((d, s, s + m))
+        for k in range(s, s + m):
+            mask[d][k] = True
+    assert mask == masks
+    for a in spans:
+        assert not any(b != a and b[0] == a[0] and b[1] <= a[1] and a[2] <= b[2] for b in spans)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.lists(st.sampled_from("ab"), max_size=12), min_size=1, max_size=7),
+       st.integers(1, 3), st.integers(2, 4))
+def test_coverage_is_monotone(docs, sigma, min_len):
+    base = mine_token_lists(docs, sigma, min_len)[1]
+    higher_sigma = mine_token_lists(docs, sigma + 1, min_len)[1]
+    longer = mine_token_lists(docs, sigma, min_len + 1)[1]
+    assert all(h <= b for h, b in zip(higher_sigma, base))
+    assert all(h <= b for h, b in zip(longer, base))
+
+
+def test_edges_repeats_and_empty_documents():
+    docs = [[], ["a"], ["a", "a", "a", "a"], ["a", "a", "a"], ["x", "a", "a"], []]
+    for sigma in (1, 2, 3):
+        for L in (2, 3):
+            answer, covered, *_ = mine_token_lists(docs, sigma, L)
+            exp, exp_cov, _ = naive.mine(docs, sigma, L)
+            assert answer == exp and covered == exp_cov
+
+
+def test_serial_and_threaded_are_equal():
+    docs, _ = planted_corpus(n_docs=60, words=200, seed=3)
+    rng = random.Random(1)
+    template = "home products about contact privacy policy terms of use copyright".split()
+    docs = [rng.choice([template, []]) + d + template[::-1] for d in docs]
+    a1 = mine_token_lists(docs, 3, 3, workers=1)
+    a2 = mine_token_lists(docs, 3, 3, workers=2)
+    assert a1[0] == a2[0] and a1[1] == a2[1]
+    for name in ("node_rep", "node_len", "node_df", "rng_pos", "rng_len", "rng_node", "occ_pos"):
+        assert np.array_equal(getattr(a1[2], name), getattr(a2[2], name)), name
+
+
+def test_filter_saturation_and_tiny_filter_stay_exact():
+    """A 1 KiB filter collides constantly: false positives must be dropped, nothing lost."""
+    rng = random.Random(5)
+    docs = [[rng.choice("abcdefgh") for _ in range(30)] for _ in range(40)]
+    vocab = {}
+    ids = [[vocab.setdefault(t, len(vocab)) for t in d] for d in docs]
+    flat = np.array([t for d in ids for t in d], np.int32)
+    off = np.concatenate(([0], np.cumsum([len(d) for d in ids]))).astype(np.int64)
+    small = mine_tokens(flat, off, len(vocab), 3, 3, workers=1, filter_bytes=1 << 10)
+    big = mine_tokens(flat, off, len(vocab), 3, 3, workers=1, filter_bytes=1 << 22)
+    assert np.array_equal(small.covered, big.covered)
+    assert np.array_equal(small.node_rep[small.node_max == 1], big.node_rep[big.node_max == 1])
+    exp, exp_cov, _ = naive.mine(docs, 3, 3)
+    assert [int(c) for c in small.covered] == exp_cov
+    assert int(small.node_max.sum()) == len(exp)
+
+
+def test_parameters_are_checked():
+    with pytest.raises(ValueError):
+        mine_tokens(np.zeros(2, np.int32), np.array([0, 2]), 1, 0, 2)
+    with pytest.raises(ValueError):
+        mine_tokens(np.zeros(2, np.int32), np.array([0, 2]), 1, 2, 1)

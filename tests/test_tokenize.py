@@ -1,0 +1,94 @@
+"""Tokenisation contract: maximal runs of [\\p{L}\\p{M}\\p{N}]+, str.lower(), code-point spans."""
+import json
+import os
+
+import numpy as np
+import pyarrow as pa
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import naive
+from engine.errors import BoilerscopeError
+from engine.tokenize import tokenize_arrow, tokenize_lists
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+VECTORS = [json.loads(line) for line in open(os.path.join(HERE, "contract", "tokens.jsonl"), encoding="utf-8")]
+
+
+def engine_tokens(texts):
+    tk = tokenize_arrow(pa.array(texts, pa.string()))
+    out = []
+    for d in range(len(texts)):
+        a, b = tk.doc_offsets[d], tk.doc_offsets[d + 1]
+        out.append(([tk.vocab[i] for i in tk.tokens[a:b]],
+                    [[int(s), int(e)] for s, e in zip(tk.span_start[a:b], tk.span_end[a:b])]))
+    return out
+
+
+@pytest.mark.parametrize("case", VECTORS, ids=[v["text"][:20] for v in VECTORS])
+def test_contract_vectors(case):
+    [(toks, spans)] = engine_tokens([case["text"]])
+    assert toks == case["tokens"]
+    assert spans == case["spans"]
+
+
+def test_named_cases():
+    cases = {
+        "Все права защищены.": ["все", "права", "защищены"],
+        "İ": ["i̇"],
+        "ΟΔΟΣ": ["οδος"],
+        "e\u0301te\u0301": ["e\u0301te\u0301"],  # combining acute stays inside the token
+        "a.b,c;d": ["a", "b", "c", "d"],
+        "MiXeD CaSe": ["mixed", "case"],
+    }
+    got = engine_tokens(list(cases))
+    for (text, want), (toks, spans) in zip(cases.items(), got):
+        assert toks == want, text
+        for tok, (s, e) in zip(toks, spans):
+            assert text[s:e].lower() == tok
+
+
+def test_spans_map_back_to_original_text():
+    text = "Hello, WORLD! Ünïcode—dash"
+    [(toks, spans)] = engine_tokens([text])
+    assert [text[s:e] for s, e in spans] == ["Hello", "WORLD", "Ünïcode", "dash"]
+
+
+def test_ids_shared_across_documents_and_case():
+    tk = tokenize_arrow(pa.array(["Foo foo FOO", "fOO"]))
+    assert len(set(tk.tokens.tolist())) == 1
+    assert tk.vocab == ["foo"]
+
+
+def test_nulls_are_empty_documents():
+    tk = tokenize_arrow(pa.array(["a b", None, "", "c"]))
+    assert np.diff(tk.doc_offsets).tolist() == [2, 0, 0, 1]
+
+
+def test_invalid_utf8_is_reported():
+    data = b"ok\xff\xfe"
+    arr = pa.LargeStringArray.from_buffers(1, pa.py_buffer(np.array([0, len(data)], np.int64)),
+                                           pa.py_buffer(data))
+    with pytest.raises(BoilerscopeError, match="not valid UTF-8"):
+        tokenize_arrow(arr)
+
+
+def test_token_lists_used_as_given():
+    tk, texts = tokenize_lists([["Foo", "bar-baz"], None, ["foo"]])
+    assert tk.vocab == ["foo", "bar-baz"]
+    assert texts == ["Foo bar-baz", "", "foo"]
+    assert tk.span_start.tolist() == [0, 4, 0]
+
+
+ALPHABET = "aAbΣσςİi\u0301 ,.-1²日😀\n"
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.text(alphabet=ALPHABET, max_size=30), min_size=1, max_size=6))
+def test_matches_reference_tokenizer(texts):
+    got = engine_tokens(texts)
+    for text, (toks, spans) in zip(texts, got):
+        ref_toks, ref_spans = naive.tokenize(text)
+        assert toks == ref_toks
+        assert spans == [list(s) for s in ref_spans]
