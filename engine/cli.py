@@ -44,7 +44,46 @@ def build_parser() -> argparse.ArgumentParser:
     r = sub.add_parser("runs", help="list the stored runs, or delete one")
     r.add_argument("--db", default="boilerscope.duckdb", help="the store (default: %(default)s)")
     r.add_argument("--delete", type=int, default=None, metavar="RUN_ID", help="delete this run and its data")
+
+    c = sub.add_parser("clean", help="write a cleaned snapshot: cut the phrases marked noise")
+    c.add_argument("source", help="the store (.duckdb) holding the run, or the snapshot it was mined from")
+    c.add_argument("--run", type=int, required=True, metavar="RUN_ID", help="the run whose L is used")
+    c.add_argument("--stoplist", required=True, help="stop-phrase list (CSV or JSON) exported by the dashboard")
+    c.add_argument("--out", required=True, help="the cleaned snapshot (.parquet)")
+    c.add_argument("--db", default="boilerscope.duckdb", help="the store when SOURCE is a snapshot")
     return p
+
+
+def _cmd_clean(args) -> int:
+    import uuid
+
+    from .clean import clean_store, read_stoplist
+    from .store import Store
+    db = args.source if args.source.lower().endswith(".duckdb") else args.db
+    if not os.path.exists(db):
+        raise BoilerscopeError(f"{db}: store not found; mine the snapshot first")
+    if not args.out.lower().endswith(".parquet"):
+        raise BoilerscopeError(f"{args.out}: the cleaned snapshot is written as .parquet")
+    noise, keep = read_stoplist(args.stoplist)
+    with Store(db) as st:
+        run = st.run(args.run)
+        if run is None:
+            raise BoilerscopeError(f"run {args.run} is not in {db}; 'boilerscope runs' lists them")
+        cleaned, figures = clean_store(st, run["snapshot_id"], int(run["min_len"]), noise, keep)
+    folder = os.path.dirname(os.path.abspath(args.out))
+    tmp = os.path.join(folder, f".{os.path.basename(args.out)}.{uuid.uuid4().hex}.tmp")
+    try:
+        cleaned.select("doc_id", "site", "url", "text").write_parquet(tmp, compression="zstd")
+        os.replace(tmp, args.out)
+    except OSError as exc:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        raise BoilerscopeError(f"cannot write {args.out} ({exc.strerror or exc}); pick another --out") from None
+    total = figures.row(0, named=True)
+    print(f"{args.out}: {total['documents']} documents, tokens {total['tokens_before']} -> "
+          f"{total['tokens_after']} ({100 * total['cut_share']:.2f}% cut), mean length "
+          f"{total['mean_length_before']:.1f} -> {total['mean_length_after']:.1f}")
+    return 0
 
 
 def _cmd_ingest(args) -> int:
@@ -99,7 +138,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
-        return {"ingest": _cmd_ingest, "mine": _cmd_mine, "runs": _cmd_runs}[args.command](args)
+        return {"ingest": _cmd_ingest, "mine": _cmd_mine, "runs": _cmd_runs,
+                "clean": _cmd_clean}[args.command](args)
     except BoilerscopeError as exc:
         print(f"boilerscope: error: {exc}", file=sys.stderr)
         return 2

@@ -1,0 +1,152 @@
+"""Cleaning: cut the repeats an analyst marked as noise.
+
+One rule decides what is cut, shared by the dashboard's Document view, the
+export and ``boilerscope clean``: a token position is cut when it lies in an
+occurrence of an L-gram that occurs inside some phrase marked noise and inside
+no phrase marked keep (keep wins, so nothing an analyst kept is lost).  Cuts
+remove the original characters of the cut tokens (from the first character of
+a run of cut tokens to the last) and leave one space, so the words on both
+sides never merge into one token.
+
+Complexity: O(n * L) for the scan (a rolling window hash per position, looked
+up by binary search among the stop L-grams and confirmed token by token).
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+
+import numpy as np
+import polars as pl
+
+from .errors import BoilerscopeError
+from .kernels import clean as K
+
+
+def stop_grams(noise: list[str], keep: list[str], vocab_ids: dict[str, int], L: int) -> np.ndarray:
+    """The L-grams (token-id rows) inside a noise phrase and inside no keep phrase."""
+    def grams(phrases):
+        out = set()
+        for ph in phrases:
+            ids = [vocab_ids.get(t) for t in ph.split(" ")]
+            if any(i is None for i in ids):
+                continue  # a token this snapshot never has: the phrase cannot occur
+            for i in range(len(ids) - L + 1):
+                out.add(tuple(ids[i:i + L]))
+        return out
+
+    rows = sorted(grams(noise) - grams(keep))
+    return np.array(rows, np.int32).reshape(len(rows), L)
+
+
+def cut_mask(tokens, doc_offsets, L: int, grams: np.ndarray) -> np.ndarray:
+    """uint8 mask of the cut token positions."""
+    tokens = np.ascontiguousarray(tokens, dtype=np.int32)
+    doc_offsets = np.ascontiguousarray(doc_offsets, dtype=np.int64)
+    grams = np.ascontiguousarray(grams, dtype=np.int32).reshape(-1, L)
+    hashes = K.gram_hashes(grams, L)
+    order = np.argsort(hashes, kind="stable")
+    return K.mark_cut(tokens, doc_offsets, L, hashes[order], np.ascontiguousarray(grams[order]))
+
+
+def cut_text(text: str, span_start, span_end, cut) -> str:
+    """The text with the characters of each run of cut tokens replaced by a space."""
+    cut = np.asarray(cut, bool)
+    if not cut.any():
+        return text
+    parts = []
+    last = 0
+    idx = np.flatnonzero(cut)
+    # runs of consecutive cut tokens
+    breaks = np.flatnonzero(np.diff(idx) != 1)
+    starts = np.concatenate(([idx[0]], idx[breaks + 1]))
+    ends = np.concatenate((idx[breaks], [idx[-1]]))
+    for a, b in zip(starts.tolist(), ends.tolist()):
+        cs, ce = int(span_start[a]), int(span_end[b])
+        parts.append(text[last:cs])
+        parts.append(" ")
+        last = ce
+    parts.append(text[last:])
+    return "".join(parts)
+
+
+def read_stoplist(path: str) -> tuple[list[str], list[str]]:
+    """A stop-phrase list exported by the dashboard (CSV or JSON): phrase and
+    decision columns.  Returns (noise, keep)."""
+    if not os.path.exists(path):
+        raise BoilerscopeError(f"{path}: stop-phrase list not found; export it from the Decisions page")
+    try:
+        if path.lower().endswith(".json"):
+            with open(path, encoding="utf-8") as fh:
+                rows = json.load(fh)
+        elif path.lower().endswith(".csv"):
+            with open(path, encoding="utf-8", newline="") as fh:
+                rows = list(csv.DictReader(fh))
+        else:
+            raise BoilerscopeError(f"{path}: a stop-phrase list is a .csv or .json file")
+        noise = [r["phrase"] for r in rows if r.get("decision") == "noise"]
+        keep = [r["phrase"] for r in rows if r.get("decision") == "keep"]
+    except (ValueError, KeyError, TypeError, UnicodeDecodeError) as exc:
+        raise BoilerscopeError(
+            f"{path} is not a stop-phrase list ({exc}); it needs 'phrase' and 'decision' columns") from None
+    return noise, keep
+
+
+def stoplist_frames(decisions: pl.DataFrame) -> tuple[bytes, bytes]:
+    """CSV and JSON bytes of a decisions frame (phrase, decision, note)."""
+    rows = decisions.select("phrase", "decision", "note").to_dicts()
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=["phrase", "decision", "note"])
+    w.writeheader()
+    w.writerows(rows)
+    return buf.getvalue().encode("utf-8"), json.dumps(rows, ensure_ascii=False, indent=1).encode("utf-8")
+
+
+def clean_store(store, snapshot_id: str, min_len: int, noise: list[str], keep: list[str]):
+    """Cleaned documents and before/after figures for one snapshot.
+
+    Returns
+    -------
+    (cleaned frame: doc_id, site, url, text, n_tokens, kept_tokens;
+     figures frame per site plus an 'all' row)
+    """
+    arrays = store.arrays(snapshot_id)
+    vocab = store.vocabulary(snapshot_id)
+    ids = {t: i for i, t in enumerate(vocab)}
+    grams = stop_grams(noise, keep, ids, min_len)
+    tokens = np.asarray(arrays.tokens)
+    offsets = np.asarray(arrays.doc_offsets)
+    cut = cut_mask(tokens, offsets, min_len, grams)
+    docs = store.query("SELECT doc_index, doc_id, site, url, text, n_tokens FROM documents "
+                       "WHERE snapshot_id = ? ORDER BY doc_index", [snapshot_id])
+    texts = docs["text"].to_list()
+    per_doc_cut = np.add.reduceat(cut.astype(np.int64), offsets[:-1]) if tokens.shape[0] else np.zeros(len(texts), np.int64)
+    per_doc_cut = np.where(np.diff(offsets) > 0, per_doc_cut, 0)
+    new_texts = []
+    for d, text in enumerate(texts):
+        a, b = int(offsets[d]), int(offsets[d + 1])
+        if per_doc_cut[d]:
+            new_texts.append(cut_text(text or "", arrays.span_start[a:b], arrays.span_end[a:b], cut[a:b]))
+        else:
+            new_texts.append(text)
+    cleaned = docs.select("doc_id", "site", "url").with_columns(
+        pl.Series("text", new_texts, pl.String),
+        docs["n_tokens"].alias("n_tokens"),
+        (docs["n_tokens"] - pl.Series(per_doc_cut)).alias("kept_tokens"))
+    figures = before_after(cleaned)
+    return cleaned, figures
+
+
+def before_after(cleaned: pl.DataFrame) -> pl.DataFrame:
+    """Total tokens and mean document length before and after, per site and overall."""
+    agg = [pl.len().alias("documents"),
+           pl.col("n_tokens").sum().alias("tokens_before"),
+           pl.col("kept_tokens").sum().alias("tokens_after"),
+           pl.col("n_tokens").mean().alias("mean_length_before"),
+           pl.col("kept_tokens").mean().alias("mean_length_after")]
+    per_site = cleaned.group_by("site").agg(agg).sort("site")
+    total = cleaned.select(agg).with_columns(pl.lit("(all sites)").alias("site"))
+    return pl.concat([total.select(per_site.columns), per_site]).with_columns(
+        (1 - pl.col("tokens_after") / pl.col("tokens_before")).fill_nan(0.0).alias("cut_share"))
