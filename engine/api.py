@@ -223,8 +223,8 @@ def mine(source: str, sigma=DEFAULT_SIGMA, min_len=DEFAULT_MIN_LEN, *,
         summary.json.
     snapshot : str, optional
         Snapshot id inside a store holding several (default: the latest).
-    progress : bool
-        Progress bars on stderr.
+    progress : bool or callable(stage, fraction)
+        True for progress bars on stderr; a callable receives the stages.
     workers : int, optional
         Threads (default: the cores).
     store : Store, optional
@@ -254,7 +254,7 @@ def mine(source: str, sigma=DEFAULT_SIGMA, min_len=DEFAULT_MIN_LEN, *,
             if not st.has_snapshot(sid):
                 raise BoilerscopeError(f"snapshot {sid} is not in {st.path}; see 'boilerscope runs'")
         else:
-            sid, _ = ingest(source, progress=progress, store=st)
+            sid, _ = ingest(source, progress=progress is True, store=st)
         timings["ingest"] = time.perf_counter() - t
 
         t = time.perf_counter()
@@ -269,9 +269,10 @@ def mine(source: str, sigma=DEFAULT_SIGMA, min_len=DEFAULT_MIN_LEN, *,
 
         compile_s = _warm_up()
 
-        with Progress("mine", total=1.0, enabled=progress) as bar:
+        with Progress("mine", total=1.0, enabled=progress is True) as bar:
             res = mine_tokens(tokens, doc_offsets, len(vocab), sigma_n, min_len,
-                              workers=workers, progress=bar.stage)
+                              workers=workers,
+                              progress=progress if callable(progress) else bar.stage)
         timings.update(res.stats.pop("timings"))
 
         t = time.perf_counter()
@@ -310,6 +311,8 @@ def mine(source: str, sigma=DEFAULT_SIGMA, min_len=DEFAULT_MIN_LEN, *,
             "compile_seconds": round(compile_s, 4),
             "seconds": {k: round(v, 4) for k, v in timings.items()},
         }
+        summary["seconds"]["total"] = round(time.perf_counter() - t_start, 4)
+        summary["peak_rss_bytes"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
         t = time.perf_counter()
         run_id = st.add_run(sid, sigma_n, min_len, algo, {
             "run_phrases": allp, "run_occurrences": occ,

@@ -1,0 +1,106 @@
+"""Sites: contamination by site, histograms binned in SQL, documents of a bar."""
+import plotly.graph_objects as go
+import polars as pl
+import streamlit as st
+
+from pages import common as c
+
+s = c.setup()
+sid, run_id = c.need_run(s)
+st.title("Contamination by site")
+BINS = 20
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def ranking(db, run_id, sid):
+    return c._store(db).query(
+        "WITH dc AS (SELECT d.site, d.n_tokens, r.covered_tokens,"
+        "  CASE WHEN d.n_tokens > 0 THEN r.covered_tokens / d.n_tokens ELSE 0.0 END AS contamination"
+        "  FROM run_documents r JOIN documents d ON d.snapshot_id = ? AND d.doc_index = r.doc_index"
+        "  WHERE r.run_id = ?)"
+        " SELECT site, count(*) AS documents, sum(n_tokens) AS tokens, sum(covered_tokens) AS covered_tokens,"
+        "  CASE WHEN sum(n_tokens) > 0 THEN sum(covered_tokens) / sum(n_tokens) ELSE 0.0 END AS coverage,"
+        "  quantile_cont(contamination, 0.5) AS median_contamination,"
+        "  quantile_cont(contamination, 0.9) AS p90_contamination"
+        " FROM dc GROUP BY site ORDER BY covered_tokens DESC, site", [sid, run_id])
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def top_phrases(db, run_id, sid):
+    return c._store(db).query(
+        "WITH ps AS (SELECT d.site, p.phrase, p.psi, row_number() OVER (PARTITION BY d.site ORDER BY p.psi DESC, p.phrase) AS k"
+        "  FROM (SELECT DISTINCT o.phrase_id, o.doc_index FROM run_occurrences o WHERE o.run_id = ?) o"
+        "  JOIN documents d ON d.snapshot_id = ? AND d.doc_index = o.doc_index"
+        "  JOIN run_phrases p ON p.run_id = ? AND p.phrase_id = o.phrase_id"
+        "  GROUP BY d.site, p.phrase, p.psi)"
+        " SELECT site, string_agg(left(phrase, 60), ' | ' ORDER BY k) AS top_phrases FROM ps WHERE k <= 3 GROUP BY site",
+        [run_id, sid, run_id])
+
+
+@st.cache_data(show_spinner=False, max_entries=128)
+def histogram(db, run_id, sid, sites: tuple):
+    """Documents per contamination bin (20 bins), per site or for the whole corpus."""
+    site_sql = "d.site" if sites else "'(all sites)'"
+    where = f" AND d.site IN ({', '.join('?' * len(sites))})" if sites else ""
+    return c._store(db).query(
+        f"SELECT {site_sql} AS site, least(floor(CASE WHEN d.n_tokens > 0 THEN r.covered_tokens / d.n_tokens"
+        f"  ELSE 0 END * {BINS}), {BINS - 1})::INTEGER AS bin, count(*) AS documents"
+        " FROM run_documents r JOIN documents d ON d.snapshot_id = ? AND d.doc_index = r.doc_index"
+        f" WHERE r.run_id = ?{where} GROUP BY ALL ORDER BY site, bin", [sid, run_id, *sites])
+
+
+def documents_in_bin(db, run_id, sid, site, b, limit=200):
+    """The documents of one histogram bar (site may be '(all sites)')."""
+    where = "" if site == "(all sites)" else " AND d.site = ?"
+    params = [sid, run_id] + ([] if site == "(all sites)" else [site]) + [b, limit]
+    return c._store(db).query(
+        "SELECT d.doc_index, d.doc_id, d.site, d.url, d.n_tokens, r.covered_tokens,"
+        " CASE WHEN d.n_tokens > 0 THEN r.covered_tokens / d.n_tokens ELSE 0.0 END AS contamination"
+        " FROM run_documents r JOIN documents d ON d.snapshot_id = ? AND d.doc_index = r.doc_index"
+        f" WHERE r.run_id = ?{where} AND least(floor(CASE WHEN d.n_tokens > 0 THEN r.covered_tokens / d.n_tokens"
+        f"  ELSE 0 END * {BINS}), {BINS - 1})::INTEGER = ? ORDER BY contamination DESC, d.doc_id LIMIT ?", params)
+
+
+rank = ranking(s.path, run_id, sid).join(top_phrases(s.path, run_id, sid), on="site", how="left")
+st.subheader("Site ranking")
+st.dataframe(rank, hide_index=True, width="stretch",
+             column_config={k: st.column_config.NumberColumn(format="percent")
+                            for k in ("coverage", "median_contamination", "p90_contamination")})
+
+all_sites = rank["site"].to_list()
+default = [c.get("site")] if c.get("site") in all_sites else all_sites[:2]
+chosen = st.multiselect("Sites side by side (none: the whole corpus)", all_sites, default=default, key="sites.pick")
+hist = histogram(s.path, run_id, sid, tuple(chosen))
+fig = go.Figure()
+for site_name, part in hist.group_by("site", maintain_order=True):
+    name = site_name[0]
+    fig.add_bar(x=[(b + 0.5) / BINS for b in part["bin"]], y=part["documents"].to_list(), name=name,
+                customdata=[[name, b] for b in part["bin"]],
+                hovertemplate="%{customdata[0]}<br>contamination %{x:.0%}: %{y} documents<extra></extra>")
+fig.update_layout(barmode="group", title="Documents by contamination (click a bar to list them)",
+                  xaxis={"title": "contamination (covered share of the document)", "tickformat": ".0%",
+                         "range": [0, 1]}, yaxis={"title": "documents"}, height=420)
+event = st.plotly_chart(fig, width="stretch", on_select="rerun", selection_mode="points",
+                        config=c.fig_config("contamination-histogram"), key="sites.hist")
+points = (event or {}).get("selection", {}).get("points", []) if isinstance(event, dict) else (
+    event.selection.points if event is not None and hasattr(event, "selection") else [])
+if points:
+    p = points[0]
+    data = p.get("customdata")
+    if data:
+        st.session_state["sites.bar"] = (str(data[0]), int(data[1]))
+
+bar = st.session_state.get("sites.bar")
+if bar:
+    site_name, b = bar
+    docs = documents_in_bin(s.path, run_id, sid, site_name, b)
+    st.subheader(f"{site_name}: contamination {b / BINS:.0%}–{(b + 1) / BINS:.0%} ({docs.height} documents shown)")
+    st.dataframe(docs.drop("doc_index"), hide_index=True, width="stretch",
+                 column_config={"contamination": st.column_config.NumberColumn(format="percent")})
+    if docs.height:
+        pick = st.selectbox("Open a document", docs["doc_index"].to_list(), key="sites.open",
+                            format_func=lambda d: f"#{docs.filter(pl.col('doc_index') == d)['doc_id'][0]}")
+        if st.button("Open in Document view", key="sites.open_btn"):
+            c.put("doc", int(pick))
+            st.switch_page("pages/document.py",
+                           query_params={k: str(c.get(k)) for k in c.STATE if c.get(k) is not None})
