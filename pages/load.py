@@ -24,7 +24,8 @@ def do_ingest(path: str, label: str) -> None:
     c.put("snapshot", sid)
     c.put("run", None)
     st.session_state["load.message"] = (f"Snapshot {sid} {'ingested' if created else 'was already in the store'}.")
-    st.rerun()
+    st.session_state.pop("load.active", None)
+    c.share()
 
 
 source = st.radio("Source", ["Demo data", "Upload", "Path"], horizontal=True, key="load.source")

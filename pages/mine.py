@@ -59,7 +59,8 @@ if st.button("Run", type="primary", key="mine.run"):
             st.stop()
         c.put("run", run.run_id)
         st.session_state["mine.message"] = f"Run {run.run_id} done."
-    st.rerun()
+    st.session_state.pop("mine.active", None)
+    c.share()
 
 if "mine.message" in st.session_state:
     st.success(st.session_state.pop("mine.message"))
