@@ -17,7 +17,7 @@ $(STAMP): pyproject.toml constraints.txt
 
 # the dashboard on the demo snapshot in data/ (mined on first start)
 run: install
-	$(VENV)/bin/streamlit run app.py
+	$(VENV)/bin/boilerscope dashboard
 
 test: install
 	$(PY) -m pytest -q -m "not e2e"

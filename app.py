@@ -1,12 +1,18 @@
-"""Boilerscope dashboard: `streamlit run app.py` (or `make run`)."""
+"""Boilerscope dashboard: `streamlit run app.py` (or `make run`).
+
+Start it with `boilerscope dashboard` (what `make run` does): a plain
+`streamlit run app.py` works too, but Streamlit then serves the first session of
+a fresh server with its folder-based navigation of pages/.  URL paths differ
+from the file names in pages/ for the same reason.
+"""
 import streamlit as st
 
-st.set_page_config(page_title="Boilerscope", page_icon="🔁", layout="wide")
+st.set_page_config(page_title="Boilerscope", page_icon=":material/repeat:", layout="wide")
 st.navigation([
-    st.Page("pages/load.py", title="Load", icon="📂", url_path="load"),
-    st.Page("pages/mine.py", title="Mine", icon="⛏️", url_path="mine", default=True),
-    st.Page("pages/phrases.py", title="Phrases", icon="🔁", url_path="phrases"),
-    st.Page("pages/sites.py", title="Sites", icon="🌐", url_path="sites"),
-    st.Page("pages/document.py", title="Document", icon="📄", url_path="document"),
-    st.Page("pages/export.py", title="Decisions & export", icon="🧹", url_path="export"),
+    st.Page("pages/load.py", title="Load", icon=":material/folder_open:", url_path="snapshots"),
+    st.Page("pages/mine.py", title="Mine", icon=":material/construction:", url_path="mining", default=True),
+    st.Page("pages/phrases.py", title="Phrases", icon=":material/repeat:", url_path="repeats"),
+    st.Page("pages/sites.py", title="Sites", icon=":material/language:", url_path="by-site"),
+    st.Page("pages/document.py", title="Document", icon=":material/article:", url_path="reader"),
+    st.Page("pages/export.py", title="Decisions & export", icon=":material/cleaning_services:", url_path="decisions"),
 ]).run()

@@ -51,7 +51,28 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--stoplist", required=True, help="stop-phrase list (CSV or JSON) exported by the dashboard")
     c.add_argument("--out", required=True, help="the cleaned snapshot (.parquet)")
     c.add_argument("--db", default="boilerscope.duckdb", help="the store when SOURCE is a snapshot")
+
+    d = sub.add_parser("dashboard", help="open the dashboard (Streamlit) on a store")
+    d.add_argument("--db", default=None, help="the store (default: .boilerscope/app.duckdb beside app.py)")
+    d.add_argument("--port", type=int, default=8501)
+    d.add_argument("--address", default="localhost")
     return p
+
+
+def _cmd_dashboard(args) -> int:
+    app = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "app.py")
+    if not os.path.exists(app):
+        raise BoilerscopeError(f"{app} not found: the dashboard runs from a checkout of Boilerscope")
+    if args.db:
+        os.environ["BOILERSCOPE_DB"] = os.path.abspath(args.db)
+    # app.py builds its own st.navigation; without this Streamlit's first run
+    # of a fresh server falls back to the folder-based navigation of pages/
+    from streamlit.runtime.pages_manager import PagesManager
+    from streamlit.web import cli as stcli
+    PagesManager.uses_pages_directory = False
+    sys.argv = ["streamlit", "run", app, "--server.port", str(args.port),
+                "--server.address", args.address]
+    return stcli.main()
 
 
 def _cmd_clean(args) -> int:
@@ -139,7 +160,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         return {"ingest": _cmd_ingest, "mine": _cmd_mine, "runs": _cmd_runs,
-                "clean": _cmd_clean}[args.command](args)
+                "clean": _cmd_clean, "dashboard": _cmd_dashboard}[args.command](args)
     except BoilerscopeError as exc:
         print(f"boilerscope: error: {exc}", file=sys.stderr)
         return 2

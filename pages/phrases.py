@@ -79,7 +79,8 @@ if rows:
     c.share()
 
 if table.height:
-    top = table.head(20).with_columns(pl.col("phrase").str.slice(0, 60).alias("label"))
+    top = table.head(20).with_row_index("rank", 1).with_columns(
+        (pl.col("rank").cast(pl.String) + ". " + pl.col("phrase").str.slice(0, 55)).alias("label"))
     fig = px.bar(top.to_pandas(), x="psi", y="label", orientation="h", hover_data=["phrase", "df", "length"],
                  title="Index eaters: top phrases by Ψ = length × df", labels={"psi": "Ψ", "label": ""})
     fig.update_layout(yaxis={"autorange": "reversed"}, height=520, margin={"l": 10, "r": 10})
