@@ -24,6 +24,7 @@ from . import __version__
 from . import coverage as cov
 from .bloomspan import mine_tokens
 from .errors import BoilerscopeError
+from .fhk import mine_tokens_fhk
 from .kernels import bloomspan as KB
 from .kernels import coverage as KC
 from .progress import Progress
@@ -35,7 +36,7 @@ log = logging.getLogger(__name__)
 DEFAULT_DB = "boilerscope.duckdb"
 DEFAULT_SIGMA = 20
 DEFAULT_MIN_LEN = 10
-ALGOS = ("bloomspan",)
+ALGOS = ("bloomspan", "fhk")
 
 
 @dataclass
@@ -215,7 +216,7 @@ def mine(source: str, sigma=DEFAULT_SIGMA, min_len=DEFAULT_MIN_LEN, *,
     min_len : int
         Minimum phrase length L (>= 2).
     algo : str
-        ``"bloomspan"``.
+        ``"bloomspan"`` or ``"fhk"`` (the suffix-array baseline; sigma >= 2).
     db : str, optional
         The store (default ``boilerscope.duckdb``; ignored for a store source).
     out : str, optional
@@ -269,10 +270,12 @@ def mine(source: str, sigma=DEFAULT_SIGMA, min_len=DEFAULT_MIN_LEN, *,
 
         compile_s = _warm_up()
 
+        if algo == "fhk" and sigma_n < 2:
+            raise BoilerscopeError("--algo fhk needs sigma >= 2; use bloomspan for sigma 1")
+        miner = mine_tokens_fhk if algo == "fhk" else mine_tokens
         with Progress("mine", total=1.0, enabled=progress is True) as bar:
-            res = mine_tokens(tokens, doc_offsets, len(vocab), sigma_n, min_len,
-                              workers=workers,
-                              progress=progress if callable(progress) else bar.stage)
+            res = miner(tokens, doc_offsets, len(vocab), sigma_n, min_len,
+                        workers=workers, progress=progress if callable(progress) else bar.stage)
         timings.update(res.stats.pop("timings"))
 
         t = time.perf_counter()
@@ -304,7 +307,7 @@ def mine(source: str, sigma=DEFAULT_SIGMA, min_len=DEFAULT_MIN_LEN, *,
             "coverage": covered / n_tokens if n_tokens else 0.0,
             "phrases": int(phrases.height),
             "filters": {k: v for k, v in res.stats.items()
-                        if k not in ("workers", "filter_bytes", "nodes", "phrases")},
+                        if k not in ("workers", "filter_bytes", "nodes", "phrases")} or None,
             "workers": res.stats["workers"],
             "filter_bytes": res.stats["filter_bytes"],
             "explaining_phrases": res.stats["nodes"],

@@ -183,3 +183,13 @@ def test_python_api_mirrors_cli(tmp_path):
     assert run.run_id == 1
     assert run.phrases["phrase"].to_list() == ["доставка бесплатно при заказе от 3000 рублей"]
     assert run.documents["covered_tokens"].to_list() == [7, 7, 7, 2]
+
+
+def test_fhk_gives_the_same_files(cli, tmp_path):
+    snap = snapshot(tmp_path, texts=EXAMPLE * 3)
+    for algo in ("bloomspan", "fhk"):
+        status, out, err = cli("mine", snap, "--sigma", 3, "--min-len", 2, "--algo", algo, "--out", algo, "--quiet")
+        assert status == 0, err
+    for name in ("phrases.parquet", "documents.parquet", "sites.parquet"):
+        assert (tmp_path / "bloomspan" / name).read_bytes() == (tmp_path / "fhk" / name).read_bytes()
+    assert_one_line_error(*cli("mine", snap, "--sigma", 1, "--algo", "fhk", "--quiet"), "sigma")

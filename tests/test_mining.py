@@ -168,3 +168,35 @@ def test_parameters_are_checked():
         mine_tokens(np.zeros(2, np.int32), np.array([0, 2]), 1, 0, 2)
     with pytest.raises(ValueError):
         mine_tokens(np.zeros(2, np.int32), np.array([0, 2]), 1, 2, 1)
+
+
+@settings(max_examples=300, deadline=None)
+@given(corpora, st.integers(2, 4), st.integers(2, 4))
+def test_fhk_equals_bloomspan(docs, sigma, min_len):
+    from engine.fhk import mine_tokens_fhk
+    vocab = {}
+    ids = [[vocab.setdefault(t, len(vocab)) for t in d] for d in docs]
+    flat = np.array([t for d in ids for t in d], np.int32)
+    off = np.concatenate(([0], np.cumsum([len(d) for d in ids]))).astype(np.int64)
+    a = mine_tokens(flat, off, len(vocab), sigma, min_len, workers=1)
+    b = mine_tokens_fhk(flat, off, len(vocab), sigma, min_len)
+    assert np.array_equal(a.covered, b.covered)
+    assert np.array_equal(a.rng_pos, b.rng_pos) and np.array_equal(a.rng_len, b.rng_len)
+    ma, mb = a.node_max == 1, b.node_max == 1
+    for name in ("node_rep", "node_len", "node_df", "node_occ"):
+        assert np.array_equal(getattr(a, name)[ma], getattr(b, name)[mb]), name
+    assert np.array_equal(a.occ_pos, b.occ_pos)
+
+
+def test_fhk_planted_and_example():
+    from engine.fhk import mine_tokens_fhk
+    docs, phrases = planted_corpus()
+    vocab = {}
+    ids = [[vocab.setdefault(t, len(vocab)) for t in d] for d in docs]
+    flat = np.array([t for d in ids for t in d], np.int32)
+    off = np.concatenate(([0], np.cumsum([len(d) for d in ids]))).astype(np.int64)
+    res = mine_tokens_fhk(flat, off, len(vocab), 3, 3)
+    inv = {v: k for k, v in vocab.items()}
+    got = {" ".join(inv[int(x)] for x in flat[r:r + m]): int(df)
+           for r, m, df, mx in zip(res.node_rep, res.node_len, res.node_df, res.node_max) if mx}
+    assert got == phrases
