@@ -332,3 +332,73 @@ def mine(source: str, sigma=DEFAULT_SIGMA, min_len=DEFAULT_MIN_LEN, *,
     finally:
         if own:
             st.close()
+
+
+def dedup(source: str, *, run: int | None = None, raw: bool = False, config=None,
+          db: str | None = None, out: str | None = None, snapshot: str | None = None,
+          progress=False, store: Store | None = None) -> dict:
+    """Near-duplicate clusters (see :mod:`engine.neardup`).
+
+    By default (no ``run``, not ``raw``) the boilerplate is mined first with
+    the default parameters and removed; ``run`` uses a stored run's coverage,
+    ``raw`` the raw text.  Returns the summary (with ``dedup_id``) and, under
+    "clusters" and "pairs", the frames.
+    """
+    from .neardup import DedupConfig, detect
+    cfg = config or DedupConfig()
+    cfg.check()
+    if run is not None and raw:
+        raise BoilerscopeError("give --run or --raw, not both")
+    if out is not None:
+        check_out_dir(out)
+    if store is None and is_store(source):
+        if not os.path.exists(source):
+            raise BoilerscopeError(f"{source}: store not found; ingest a snapshot first")
+        db = source
+    own = store is None
+    st = store or Store(db or DEFAULT_DB)
+    try:
+        if is_store(source):
+            sid = snapshot or st.latest_snapshot()
+        else:
+            sid, _ = ingest(source, progress=progress is True, store=st)
+        if run is not None:
+            info = st.run(run)
+            if info is None or info["snapshot_id"] != sid:
+                raise BoilerscopeError(f"run {run} is not a run of snapshot {sid}; 'boilerscope runs' lists them")
+        elif not raw:
+            run = mine(st.path, DEFAULT_SIGMA, DEFAULT_MIN_LEN, store=st, snapshot=sid,
+                       progress=progress).run_id
+        arrays = st.arrays(sid)
+        meta = st.documents_meta(sid)
+        tokens = np.ascontiguousarray(arrays.tokens)
+        keep = None if raw else st.run_coverage_mask(run, sid, int(tokens.shape[0]))
+        with Progress("dedup", total=1.0, enabled=progress is True) as bar:
+            res = detect(tokens, np.ascontiguousarray(arrays.doc_offsets), meta["doc_id"].to_numpy(), cfg,
+                         keep=keep, vocab=st.vocabulary(sid), progress=progress if callable(progress) else bar.stage)
+        summary = {"tool": "boilerscope", "version": __version__, "snapshot_id": sid, "run_id": run,
+                   "raw": raw, **res.summary}
+        did = st.add_dedup(sid, run, raw, res.summary["config"], res.clusters, res.pairs, summary)
+        summary["dedup_id"] = did
+        if out is not None:
+            tmp_names = []
+            try:
+                for name, frame in (("clusters.parquet", res.clusters), ("pairs.parquet", res.pairs)):
+                    tmp = os.path.join(out, f".{name}.{uuid.uuid4().hex}.tmp")
+                    tmp_names.append((tmp, os.path.join(out, name)))
+                    frame.write_parquet(tmp, compression="zstd")
+                tmp = os.path.join(out, f".dedup_summary.json.{uuid.uuid4().hex}.tmp")
+                tmp_names.append((tmp, os.path.join(out, "dedup_summary.json")))
+                with open(tmp, "w", encoding="utf-8") as fh:
+                    json.dump(summary, fh, indent=2, sort_keys=True)
+                for tmp, final in tmp_names:
+                    os.replace(tmp, final)
+            except OSError as exc:
+                for tmp, _ in tmp_names:
+                    if os.path.exists(tmp):
+                        os.remove(tmp)
+                raise BoilerscopeError(f"cannot write results to {out} ({exc.strerror or exc})") from None
+        return {**summary, "clusters_frame": res.clusters, "pairs_frame": res.pairs}
+    finally:
+        if own:
+            st.close()

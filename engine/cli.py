@@ -53,11 +53,45 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--out", required=True, help="the cleaned snapshot (.parquet)")
     c.add_argument("--db", default="boilerscope.duckdb", help="the store when SOURCE is a snapshot")
 
+    dd = sub.add_parser("dedup", help="cluster near-duplicate documents (frequent closed itemsets)")
+    dd.add_argument("source", help="a snapshot (ingested first) or a store (.duckdb)")
+    g = dd.add_mutually_exclusive_group()
+    g.add_argument("--run", type=int, default=None, metavar="RUN_ID", help="remove this run's boilerplate")
+    g.add_argument("--raw", action="store_true", help="detect on the raw text")
+    dd.add_argument("--method", default="shingles", choices=("shingles", "lexical"),
+                    help="document description (default shingles)")
+    dd.add_argument("--sketch", default="bottom", choices=("bottom", "minhash"),
+                    help="bottom: n minimal elements of one permutation; minhash: min of n permutations")
+    dd.add_argument("--shingle", type=int, default=5, help="shingle width w in tokens (default 5)")
+    dd.add_argument("--sketch-size", type=int, default=64, help="sketch size n (default 64)")
+    dd.add_argument("--threshold", type=int, default=24, help="t: common sketch elements to be similar (default 24)")
+    dd.add_argument("--db", default="boilerscope.duckdb", help="the store (default: %(default)s)")
+    dd.add_argument("--snapshot", default=None, help="snapshot id in a store holding several")
+    dd.add_argument("--out", default=None, help="folder for clusters.parquet, pairs.parquet, dedup_summary.json")
+    dd.add_argument("--quiet", action="store_true", help="no progress bars")
+
     d = sub.add_parser("dashboard", help="open the dashboard (Streamlit) on a store")
     d.add_argument("--db", default=None, help="the store (default: .boilerscope/app.duckdb beside app.py)")
     d.add_argument("--port", type=int, default=8501)
     d.add_argument("--address", default="localhost")
     return p
+
+
+def _cmd_dedup(args) -> int:
+    from .api import dedup
+    from .neardup import DedupConfig
+    cfg = DedupConfig(description=args.method, scheme=args.sketch, w=args.shingle, n=args.sketch_size,
+                      t=args.threshold)
+    s = dedup(args.source, run=args.run, raw=args.raw, config=cfg, db=args.db, out=args.out,
+              snapshot=args.snapshot, progress=not args.quiet)
+    c = s["clusters"]
+    print(f"dedup {s['dedup_id']}: {s['documents']} documents, {s['exact_groups']} exact groups, "
+          f"{s['similar_pairs']} similar pairs; clusters: "
+          + ", ".join(f"{k} {c.get(k, 0)}" for k in ("exact", "components", "fci", "cliques"))
+          + (" (raw text)" if s["raw"] else f" (boilerplate of run {s['run_id']} removed)"))
+    if args.out:
+        print(f"results in {args.out}")
+    return 0
 
 
 def _cmd_dashboard(args) -> int:
@@ -161,7 +195,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         return {"ingest": _cmd_ingest, "mine": _cmd_mine, "runs": _cmd_runs,
-                "clean": _cmd_clean, "dashboard": _cmd_dashboard}[args.command](args)
+                "clean": _cmd_clean, "dashboard": _cmd_dashboard, "dedup": _cmd_dedup}[args.command](args)
     except BoilerscopeError as exc:
         print(f"boilerscope: error: {exc}", file=sys.stderr)
         return 2

@@ -58,6 +58,14 @@ CREATE TABLE IF NOT EXISTS run_documents(
 CREATE TABLE IF NOT EXISTS run_spans(
     run_id BIGINT, doc_index INTEGER, token_start INTEGER, token_end INTEGER,
     char_start INTEGER, char_end INTEGER, phrase_id INTEGER);
+CREATE SEQUENCE IF NOT EXISTS dedup_ids START 1;
+CREATE TABLE IF NOT EXISTS dedup_runs(
+    dedup_id BIGINT PRIMARY KEY, snapshot_id VARCHAR, run_id BIGINT, raw BOOLEAN,
+    created TIMESTAMP DEFAULT now(), config VARCHAR, summary VARCHAR);
+CREATE TABLE IF NOT EXISTS dedup_clusters(
+    dedup_id BIGINT, cluster_id BIGINT, doc_id BIGINT, definition VARCHAR);
+CREATE TABLE IF NOT EXISTS dedup_pairs(
+    dedup_id BIGINT, doc_a BIGINT, doc_b BIGINT, common BIGINT, jaccard DOUBLE);
 CREATE TABLE IF NOT EXISTS decisions(
     phrase VARCHAR PRIMARY KEY, decision VARCHAR, note VARCHAR,
     updated TIMESTAMP DEFAULT now());
@@ -308,6 +316,40 @@ class Store:
         self._write(write)
         return True
 
+    def run_coverage_mask(self, run_id: int, snapshot_id: str, n_tokens: int) -> np.ndarray:
+        """uint8 mask over the snapshot's tokens: 1 where the run found no
+        boilerplate (the tokens to keep)."""
+        spans = self.query(
+            "SELECT d.token_start + s.token_start AS a, d.token_start + s.token_end AS b FROM run_spans s"
+            " JOIN documents d ON d.snapshot_id = ? AND d.doc_index = s.doc_index WHERE s.run_id = ?",
+            [snapshot_id, run_id])
+        diff = np.zeros(n_tokens + 1, np.int32)
+        np.add.at(diff, spans["a"].to_numpy(), 1)
+        np.add.at(diff, spans["b"].to_numpy(), -1)
+        return (np.cumsum(diff[:-1]) == 0).astype(np.uint8)
+
+    def add_dedup(self, snapshot_id: str, run_id: int | None, raw: bool, config: dict,
+                  clusters: pl.DataFrame, pairs: pl.DataFrame, summary: dict) -> int:
+        def write(cur):
+            did = cur.execute("SELECT nextval('dedup_ids')").fetchall()[0][0]
+            for table, frame in (("dedup_clusters", clusters), ("dedup_pairs", pairs)):
+                arrow = frame.with_columns(pl.lit(did, pl.Int64).alias("dedup_id")).select(
+                    ["dedup_id", *frame.columns]).to_arrow()
+                cur.register("_frame", arrow)
+                cur.execute(f"INSERT INTO {table} SELECT * FROM _frame")
+                cur.unregister("_frame")
+            summary["dedup_id"] = int(did)
+            cur.execute("INSERT INTO dedup_runs(dedup_id, snapshot_id, run_id, raw, config, summary)"
+                        " VALUES (?, ?, ?, ?, ?, ?)",
+                        [did, snapshot_id, run_id, raw, json.dumps(config), json.dumps(summary)])
+            return int(did)
+
+        return self._write(write)
+
+    def dedups(self, snapshot_id: str) -> pl.DataFrame:
+        return self.query("SELECT dedup_id, run_id, raw, created, config, summary FROM dedup_runs"
+                          " WHERE snapshot_id = ? ORDER BY dedup_id", [snapshot_id])
+
     # -- decisions -----------------------------------------------------------
     def set_decision(self, phrase: str, decision: str | None, note: str = "") -> None:
         if decision is not None and decision not in DECISIONS:
@@ -323,3 +365,55 @@ class Store:
 
     def decisions(self) -> pl.DataFrame:
         return self.query("SELECT phrase, decision, note, updated FROM decisions ORDER BY phrase")
+
+
+def sql_lgram_coverage(tokens: np.ndarray, doc_offsets: np.ndarray, sigma: int, min_len: int,
+                       memory_limit: str | None = None) -> tuple[np.ndarray, dict]:
+    """The SQL peer (the BloomSpan article's "Step 0"): frequent L-grams by
+    distinct documents in DuckDB SQL, as a data engineer would write it.
+
+    The token ids are loaded once into a table (doc, pos, tok); a window of L
+    tokens per position (``lead``) is grouped by the exact tuple, documents
+    counted, and the positions inside a frequent L-gram occurrence counted per
+    document.  It gives the coverage, not the maximal phrases.
+
+    Returns
+    -------
+    covered : int64 array (n_docs,)
+    seconds : dict with "load" and "query"
+    """
+    import time
+
+    n_docs = int(doc_offsets.shape[0] - 1)
+    con = duckdb.connect(":memory:")
+    try:
+        if memory_limit:
+            con.execute(f"SET memory_limit = '{memory_limit}'")
+        t = time.perf_counter()
+        doc = np.repeat(np.arange(n_docs, dtype=np.int32), np.diff(doc_offsets))
+        table = pa.table({"doc": doc, "pos": np.arange(tokens.shape[0], dtype=np.int64),
+                          "tok": np.asarray(tokens, np.int32)})
+        con.register("_t", table)
+        con.execute("CREATE TABLE t AS SELECT * FROM _t")
+        con.unregister("_t")
+        load = time.perf_counter() - t
+        t = time.perf_counter()
+        L = int(min_len)
+        cols = ", ".join([f"lead(tok, {k}) OVER w AS t{k}" for k in range(1, L)])
+        keys = ", ".join(["tok"] + [f"t{k}" for k in range(1, L)])
+        sql = f"""
+            WITH g AS (SELECT doc, pos, tok, {cols} FROM t
+                       WINDOW w AS (PARTITION BY doc ORDER BY pos)),
+                 w10 AS (SELECT * FROM g WHERE t{L - 1} IS NOT NULL),
+                 f AS (SELECT {keys} FROM w10 GROUP BY {keys} HAVING count(DISTINCT doc) >= ?),
+                 s AS (SELECT w10.doc, w10.pos FROM w10 JOIN f USING ({keys})),
+                 c AS (SELECT DISTINCT doc, unnest(range(pos, pos + {L})) AS p FROM s)
+            SELECT doc, count(*) AS covered FROM c GROUP BY doc"""
+        res = con.sql(sql, params=[int(sigma)]).to_arrow_table()
+        query = time.perf_counter() - t
+    finally:
+        con.close()
+    covered = np.zeros(n_docs, np.int64)
+    if res.num_rows:
+        covered[res.column("doc").to_numpy()] = res.column("covered").to_numpy()
+    return covered, {"load": load, "query": query}

@@ -200,3 +200,12 @@ def test_fhk_planted_and_example():
     got = {" ".join(inv[int(x)] for x in flat[r:r + m]): int(df)
            for r, m, df, mx in zip(res.node_rep, res.node_len, res.node_df, res.node_max) if mx}
     assert got == phrases
+
+
+@settings(max_examples=40, deadline=None)
+@given(corpora, st.integers(1, 3), st.integers(2, 3))
+def test_sql_peer_coverage_equals_ours(docs, sigma, min_len):
+    from engine.store import sql_lgram_coverage
+    _, covered, _, flat, off = mine_token_lists(docs, sigma, min_len)
+    sql_cov, _ = sql_lgram_coverage(flat, off, sigma, min_len)
+    assert sql_cov.tolist() == covered

@@ -1,0 +1,52 @@
+"""One benchmark run in its own process (so its peak RSS is its own).
+
+    python bench/worker.py CORPUS.npz ALGO SIGMA L [--workers N]
+
+Prints one JSON line: seconds (the mining call), covered (sum), a digest of
+the per-document coverage, phrases, and peak RSS in bytes.
+"""
+import hashlib
+import json
+import os
+import resource
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+import numpy as np  # noqa: E402
+
+
+def main():
+    path, algo, sigma, L = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+    workers = int(sys.argv[6]) if len(sys.argv) > 6 and sys.argv[5] == "--workers" else None
+    t0 = time.perf_counter()
+    data = np.load(path)
+    tokens, offsets, vocab = data["tokens"], data["doc_offsets"], int(data["vocab_size"])
+    load = time.perf_counter() - t0
+    out = {"algo": algo, "tokens": int(tokens.shape[0]), "load_seconds": load}
+    if algo == "sql":
+        from engine.store import sql_lgram_coverage
+        t = time.perf_counter()
+        covered, parts = sql_lgram_coverage(tokens, offsets, sigma, L)
+        out["seconds"] = time.perf_counter() - t
+        out["parts"] = parts
+        out["phrases"] = None
+    else:
+        from engine.bloomspan import mine_tokens
+        from engine.fhk import mine_tokens_fhk
+        fn = mine_tokens_fhk if algo == "fhk" else mine_tokens
+        t = time.perf_counter()
+        res = fn(tokens, offsets, vocab, sigma, L, workers=workers)
+        out["seconds"] = time.perf_counter() - t
+        out["parts"] = res.stats.get("timings", {})
+        covered = res.covered
+        out["phrases"] = int(res.node_max.sum())
+    out["covered"] = int(covered.sum())
+    out["digest"] = hashlib.sha1(np.asarray(covered, np.int64).tobytes()).hexdigest()[:12]
+    out["peak_rss"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main()
