@@ -14,5 +14,6 @@ st.navigation([
     st.Page("pages/phrases.py", title="Phrases", icon=":material/repeat:", url_path="repeats"),
     st.Page("pages/sites.py", title="Sites", icon=":material/language:", url_path="by-site"),
     st.Page("pages/document.py", title="Document", icon=":material/article:", url_path="reader"),
+    st.Page("pages/duplicates.py", title="Duplicates", icon=":material/content_copy:", url_path="near-duplicates"),
     st.Page("pages/export.py", title="Decisions & export", icon=":material/cleaning_services:", url_path="decisions"),
 ]).run()

@@ -53,7 +53,7 @@ def measure(path, algo, sigma, L, runs, workers=None):
     rss = [s["peak_rss"] for s in samples]
     return {
         "algo": algo, "sigma": sigma, "L": L, "tokens": warm["tokens"],
-        "warmup_seconds": warm["seconds"], "median_seconds": statistics.median(secs),
+        "warmup_seconds": warm["seconds"], "compile_seconds": warm.get("compile_seconds"), "median_seconds": statistics.median(secs),
         "min_seconds": min(secs), "max_seconds": max(secs),
         "median_process_seconds": statistics.median(s["process_seconds"] for s in samples),
         "median_peak_rss": statistics.median(rss), "covered": warm["covered"], "digest": warm["digest"],
@@ -211,8 +211,8 @@ def table(result):
     lines = [f"Suite `{result['suite']}`, {result['date']}, {result['cores']} cores, median of "
              f"{result['runs']} runs (each its own process) after one warm-up.", "",
              "| corpus | tokens | c/n | method | sigma | L | median s | ns/token | peak RSS MB | bytes/token "
-             "| × BloomSpan | same coverage | warm-up s |",
-             "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---|---:|"]
+             "| × BloomSpan | same coverage | warm-up s | cache load s |",
+             "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|"]
     for r in result["rows"]:
         ratio = f"{r['ratio_vs_bloomspan']:.2f}" if r["ratio_vs_bloomspan"] else "-"
         same = {True: "yes", False: "NO", None: "-"}[r["same_coverage_as_bloomspan"]]
@@ -220,7 +220,7 @@ def table(result):
             f"| {r['corpus']} | {r['tokens']:,} | {r['c_over_n']:.3f} | {r['algo']} | {r['sigma']} | {r['L']} | "
             f"{r['median_seconds']:.3f} | {1e9 * r['median_seconds'] / r['tokens']:.1f} | "
             f"{r['median_peak_rss'] / 2**20:.0f} | {r['median_peak_rss'] / r['tokens']:.1f} | {ratio} | {same} | "
-            f"{r['warmup_seconds']:.2f} |")
+            f"{r['warmup_seconds']:.2f} | " + (f"{r['compile_seconds']:.2f} |" if r.get("compile_seconds") is not None else "- |"))
     cli = result.get("whole_process")
     if cli:
         lines += ["", f"Whole process on {cli['corpus']} ({cli['tokens']:,} tokens): `boilerscope mine STORE --out` "
@@ -237,7 +237,7 @@ def table(result):
 
 
 def chart(result):
-    import plotly.graph_objects as go
+    import plotly.graph_objects as go  # noqa: F401
     from plotly.subplots import make_subplots
     fig = make_subplots(rows=1, cols=2, subplot_titles=("ns per token", "peak RSS bytes per token"))
     for algo in ("bloomspan", "fhk"):

@@ -22,14 +22,6 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from .kernels import coverage as K
-
-
-def covered_per_document(n_tokens: int, doc_offsets, rng_pos, rng_len):
-    """Covered tokens per document and the indices of the outermost ranges."""
-    return K.sweep(int(n_tokens), np.ascontiguousarray(doc_offsets, dtype=np.int64),
-                   np.ascontiguousarray(rng_pos, dtype=np.int32),
-                   np.ascontiguousarray(rng_len, dtype=np.int32))
 
 
 def documents_frame(meta: pl.DataFrame, covered: np.ndarray) -> pl.DataFrame:

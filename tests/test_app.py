@@ -175,3 +175,17 @@ def test_export_page_stoplist_and_cleaned_snapshot(store_dir):
     exports = os.listdir(store_dir / "exports")
     assert any(n.endswith(".parquet") for n in exports)
     assert not any(n.endswith(".tmp") for n in exports)
+
+
+def test_duplicates_page_detects_and_compares(store_dir):
+    at = app("pages/duplicates.py")
+    at.radio(key="dup.mode").set_value("raw").run()
+    at.button(key="dup.run").click().run()
+    assert not at.exception
+    metrics = {m.label: m.value for m in at.metric}
+    assert int(metrics["Similar pairs"].replace(",", "")) > 0
+    at.selectbox(key="dup.def").set_value("components").run()
+    assert not at.exception
+    assert any("Token similarity" in cap.value for cap in at.caption)
+    stored = peek(store_dir, "SELECT count(*) AS n FROM dedup_runs WHERE raw")
+    assert stored["n"][0] >= 1

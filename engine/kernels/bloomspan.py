@@ -78,62 +78,154 @@ def merge_counters(dst, src):
 
 
 @njit(**NJIT)
-def bloom_pass(tokens, doc_offsets, frequent_word, counters, threshold,
-               vocab_size):
-    """Step 3a: mark the bigram occurrences that pass both filters and count
-    them per first token.
-
-    Returns
-    -------
-    passed : uint8 array (n_tokens,)
-        1 where the bigram starting there passes.
-    first_count : int64 array (vocab_size,)
-        Passing occurrences per first token.
-    """
-    n = tokens.shape[0]
-    passed = np.zeros(n, np.uint8)
-    first_count = np.zeros(vocab_size, np.int64)
+def mark_runs(tokens, doc_offsets, d_begin, d_end, frequent_word, counters, threshold,
+              min_len, keep):
+    """Step 3a: keep[p] = 1 when the L-1 bigrams starting at p .. p+L-2 all
+    pass the word filter and the counting filter (every bigram inside a
+    frequent L-gram is frequent, so every start of a frequent L-gram is kept).
+    Documents ``[d_begin, d_end)``; returns the number kept."""
     mask = np.uint64(counters.shape[0] - 1)
-    for d in range(doc_offsets.shape[0] - 1):
+    kept = 0
+    need = min_len - 1
+    for d in range(d_begin, d_end):
+        s = doc_offsets[d]
         e = doc_offsets[d + 1]
-        for p in range(doc_offsets[d], e - 1):
+        if e > s:
+            keep[e - 1] = 0
+        run = 0
+        for p in range(e - 2, s - 1, -1):
             a = tokens[p]
             b = tokens[p + 1]
-            if frequent_word[a] and frequent_word[b]:
-                if counters[np.int64(fnv_pair(a, b) & mask)] >= threshold:
-                    passed[p] = 1
-                    first_count[a] += 1
-    return passed, first_count
+            if (frequent_word[a] and frequent_word[b]
+                    and counters[np.int64(fnv_pair(a, b) & mask)] >= threshold):
+                run += 1
+            else:
+                run = 0
+            if run >= need:
+                keep[p] = 1
+                kept += 1
+            else:
+                keep[p] = 0
+    return kept
 
 
 @njit(**NJIT)
-def bucket_by_first(tokens, doc_offsets, passed, first_start):
-    """Step 3b: counting sort of the passing positions by first token.
+def _window_mix(h):
+    h ^= h >> np.uint64(31)
+    h *= np.uint64(0x9E3779B97F4A7C15)
+    h ^= h >> np.uint64(29)
+    return h
 
-    ``first_start`` holds the start of each token's bucket (exclusive prefix
-    sums of the counts, length ``vocab_size + 1``).  Positions stay in
-    increasing order inside each bucket; ``nxt`` keeps the second token of
-    each entry so that step 4 reads it sequentially.
+
+_ROLL = np.uint64(0x100000001B3)
+
+
+@njit(**NJIT)
+def _roll_power(min_len):
+    pw = np.uint64(1)
+    for _ in range(min_len - 1):
+        pw *= _ROLL
+    return pw
+
+
+@njit(**NJIT)
+def lgram_count(tokens, doc_offsets, d_begin, d_end, keep, min_len, counters):
+    """Step 3b: count the L-gram at every kept position into saturating byte
+    counters (occurrences, an upper bound of df: no frequent L-gram is lost).
+
+    The window hash is a polynomial rolling hash (mod 2^64) of the L ids,
+    updated in O(1) per position, then mixed."""
+    mask = np.uint64(counters.shape[0] - 1)
+    pw = _roll_power(min_len)
+    for d in range(d_begin, d_end):
+        s = doc_offsets[d]
+        e = doc_offsets[d + 1]
+        if e - s < min_len:
+            continue
+        h = np.uint64(0)
+        for k in range(min_len):
+            h = h * _ROLL + np.uint64(np.uint32(tokens[s + k]))
+        for p in range(s, e - min_len + 1):
+            if p > s:
+                h = (h - np.uint64(np.uint32(tokens[p - 1])) * pw) * _ROLL + np.uint64(
+                    np.uint32(tokens[p + min_len - 1]))
+            if keep[p]:
+                i = np.int64(_window_mix(h) & mask)
+                c = counters[i]
+                if c < 255:
+                    counters[i] = c + 1
+
+
+@njit(**NJIT)
+def lgram_pass(tokens, doc_offsets, d_begin, d_end, keep, min_len, counters, threshold,
+               first_count):
+    """Step 3c: drop kept positions whose L-gram fails the counting filter;
+    count the survivors per first token."""
+    mask = np.uint64(counters.shape[0] - 1)
+    pw = _roll_power(min_len)
+    kept = 0
+    for d in range(d_begin, d_end):
+        s = doc_offsets[d]
+        e = doc_offsets[d + 1]
+        if e - s < min_len:
+            for p in range(s, e):
+                keep[p] = 0
+            continue
+        h = np.uint64(0)
+        for k in range(min_len):
+            h = h * _ROLL + np.uint64(np.uint32(tokens[s + k]))
+        for p in range(s, e - min_len + 1):
+            if p > s:
+                h = (h - np.uint64(np.uint32(tokens[p - 1])) * pw) * _ROLL + np.uint64(
+                    np.uint32(tokens[p + min_len - 1]))
+            if keep[p]:
+                if counters[np.int64(_window_mix(h) & mask)] >= threshold:
+                    first_count[tokens[p]] += 1
+                    kept += 1
+                else:
+                    keep[p] = 0
+        for p in range(e - min_len + 1, e):
+            keep[p] = 0
+    return kept
+
+
+@njit(**NJIT)
+def count_first(tokens, doc_offsets, d_begin, d_end, keep, first_count):
+    """Kept positions per first token (when there is no L-gram filter, L = 2)."""
+    kept = 0
+    for p in range(doc_offsets[d_begin], doc_offsets[d_end]):
+        if keep[p]:
+            first_count[tokens[p]] += 1
+            kept += 1
+    return kept
+
+
+@njit(**NJIT)
+def bucket_by_first(tokens, doc_offsets, d_begin, d_end, keep, fill, pos, doc, nxt, prv):
+    """Step 3d: counting sort of the kept positions of documents
+    ``[d_begin, d_end)`` by first token.
+
+    ``fill`` holds where this slice's entries of each bucket start (the
+    bucket start plus the counts of the slices before it), so slices run in
+    parallel into one array and positions stay increasing inside each bucket;
+    ``nxt`` and ``prv`` keep the second token and the left neighbour (-1 at a
+    document start) so that step 4 reads them sequentially.
     """
-    total = first_start[first_start.shape[0] - 1]
-    pos = np.empty(total, np.int32)
-    doc = np.empty(total, np.int32)
-    nxt = np.empty(total, np.int32)
-    fill = first_start[:-1].copy()
-    for d in range(doc_offsets.shape[0] - 1):
-        for p in range(doc_offsets[d], doc_offsets[d + 1] - 1):
-            if passed[p]:
+    for d in range(d_begin, d_end):
+        s = doc_offsets[d]
+        for p in range(s, doc_offsets[d + 1]):
+            if keep[p]:
                 a = tokens[p]
                 k = fill[a]
                 pos[k] = p
                 doc[k] = d
                 nxt[k] = tokens[p + 1]
+                prv[k] = tokens[p - 1] if p > s else -1
                 fill[a] = k + 1
-    return pos, doc, nxt
 
 
 @njit(**NJIT)
-def split_seeds(pos, doc, nxt, first_start, a_begin, a_end, sigma, vocab_size):
+def split_seeds(pos, doc, nxt, prv, first_start, a_begin, a_end, sigma, vocab_size):
     """Step 4: exact bigram groups of the buckets ``[a_begin, a_end)``; drop
     the counting filter's false positives.
 
@@ -142,9 +234,14 @@ def split_seeds(pos, doc, nxt, first_start, a_begin, a_end, sigma, vocab_size):
     least ``sigma`` distinct documents are kept at the front of the bucket.
     Buckets are independent, so disjoint bucket ranges run in parallel.
 
+    A seed whose occurrences all share one left neighbour (none at a document
+    start) is dropped here: that is the left-neighbour prune of step 7, read
+    from ``prv`` sequentially instead of from the token array at random.
+
     Returns
     -------
-    (seed_lo, seed_hi, seed_df, seed_a, seed_b, kept_occ, false_positive_occ)
+    (seed_lo, seed_hi, seed_df, seed_a, seed_b, kept_occ, false_positive_occ,
+     pruned_seeds, pruned_occ)
     """
     cnt = np.zeros(vocab_size, np.int64)
     dfc = np.zeros(vocab_size, np.int64)
@@ -160,6 +257,10 @@ def split_seeds(pos, doc, nxt, first_start, a_begin, a_end, sigma, vocab_size):
         n_seed_cap += sz // max(sigma, 1) + 1
     tpos = np.empty(max_bucket, np.int32)
     tdoc = np.empty(max_bucket, np.int32)
+    tprv = np.empty(max_bucket, np.int32)
+    lft = np.zeros(vocab_size, np.int64)
+    pruned = 0
+    pruned_occ = 0
     seed_lo = np.empty(n_seed_cap, np.int64)
     seed_hi = np.empty(n_seed_cap, np.int64)
     seed_df = np.empty(n_seed_cap, np.int64)
@@ -183,15 +284,30 @@ def split_seeds(pos, doc, nxt, first_start, a_begin, a_end, sigma, vocab_size):
             if lastd[w] != doc[i]:
                 lastd[w] = doc[i]
                 dfc[w] += 1
+        # left neighbour of each group: -2 unseen, -1 not uniform, else the token
+        for j in range(nt):
+            lft[touched[j]] = -2
+        for i in range(lo, hi):
+            w = nxt[i]
+            if dfc[w] >= sigma:
+                v = prv[i]
+                if lft[w] == -2:
+                    lft[w] = v if v >= 0 else -1
+                elif lft[w] != v:
+                    lft[w] = -1
         kept = 0
         for j in range(nt):
             w = touched[j]
-            if dfc[w] >= sigma:
+            if dfc[w] >= sigma and lft[w] == -1:
                 start[w] = kept
                 kept += cnt[w]
             else:
                 start[w] = -1
-                dropped += cnt[w]
+                if dfc[w] >= sigma:
+                    pruned += 1
+                    pruned_occ += cnt[w]
+                else:
+                    dropped += cnt[w]
         if kept > 0:
             for i in range(lo, hi):
                 k = start[nxt[i]]
@@ -204,7 +320,7 @@ def split_seeds(pos, doc, nxt, first_start, a_begin, a_end, sigma, vocab_size):
                 doc[lo + k] = tdoc[k]
             for j in range(nt):
                 w = touched[j]
-                if dfc[w] >= sigma:
+                if start[w] >= 0:
                     seed_hi[n_seeds] = lo + start[w]
                     seed_lo[n_seeds] = lo + start[w] - cnt[w]
                     seed_df[n_seeds] = dfc[w]
@@ -218,7 +334,7 @@ def split_seeds(pos, doc, nxt, first_start, a_begin, a_end, sigma, vocab_size):
             dfc[w] = 0
             lastd[w] = -1
     return (seed_lo[:n_seeds], seed_hi[:n_seeds], seed_df[:n_seeds],
-            seed_a[:n_seeds], seed_b[:n_seeds], kept_total, dropped)
+            seed_a[:n_seeds], seed_b[:n_seeds], kept_total, dropped, pruned, pruned_occ)
 
 
 @njit(**NJIT)
@@ -321,7 +437,7 @@ def grow(tokens, doc_offsets, seed_pos, seed_doc, seed_lo, seed_hi, seed_df,
         st_hi[0] = k
         st_len[0] = 2
         st_df[0] = seed_df[si]
-        st_chk[0] = 1
+        st_chk[0] = 0  # split_seeds already dropped the left-uniform seeds
         sp = 1
         overflow = 0
         while sp > 0:
@@ -336,6 +452,25 @@ def grow(tokens, doc_offsets, seed_pos, seed_doc, seed_lo, seed_hi, seed_df,
                 # of that longer phrase's subtree (proof in engine.bloomspan)
                 continue
             top = b
+            # chain skip: extend by the longest common extension of all the
+            # occurrences (read along each occurrence, cache-friendly); at each
+            # skipped step every occurrence continues with the same token, so
+            # the node keeps its occurrences and its df
+            ref = bpos[a]
+            lim = doc_offsets[bdoc[a] + 1] - (ref + m)
+            for i in range(a + 1, b):
+                if lim <= 0:
+                    break
+                p = bpos[i]
+                room = doc_offsets[bdoc[i] + 1] - (p + m)
+                if room < lim:
+                    lim = room
+                k = 0
+                while k < lim and tokens[p + m + k] == tokens[ref + m + k]:
+                    k += 1
+                lim = k
+            if lim > 0 and b - a > 1:
+                m += lim
             while True:
                 nt = 0
                 for i in range(a, b):

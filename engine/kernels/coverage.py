@@ -11,39 +11,33 @@ from ..config import NJIT
 def sweep(n_tokens, doc_offsets, rng_pos, rng_len):
     """Covered tokens per document and the ranges that are not inside another.
 
-    There is at most one range per start position (a start position belongs
-    to one seed, and its occurrence stops growing at one node), so ranges are
-    bucketed by start and swept left to right.
+    ``rng_pos`` must be increasing (at most one range per start position: a
+    start belongs to one seed, and its occurrence stops growing at one node);
+    ranges never cross a document end.  O(ranges + documents), no per-token
+    array.
 
     Returns
     -------
     covered : int64 array (n_docs,)
-        Covered tokens of each document.
     keep : int64 array
-        Indices of the ranges not contained in an earlier-starting one, in
-        increasing start order.
+        Indices of the ranges not contained in an earlier-starting one.
     """
-    at = np.full(n_tokens, -1, np.int32)
-    for r in range(rng_pos.shape[0]):
-        at[rng_pos[r]] = r
     n_docs = doc_offsets.shape[0] - 1
     covered = np.zeros(n_docs, np.int64)
     keep = np.empty(rng_pos.shape[0], np.int64)
     nk = 0
-    for d in range(n_docs):
-        end = doc_offsets[d]
-        c = 0
-        for p in range(doc_offsets[d], doc_offsets[d + 1]):
-            r = at[p]
-            if r >= 0:
-                e = p + rng_len[r]
-                if e > end:
-                    keep[nk] = r
-                    nk += 1
-                    end = e
-            if p < end:
-                c += 1
-        covered[d] = c
+    d = 0
+    end = -1
+    for r in range(rng_pos.shape[0]):
+        p = np.int64(rng_pos[r])
+        e = p + rng_len[r]
+        while doc_offsets[d + 1] <= p:
+            d += 1
+        if e > end:
+            keep[nk] = r
+            nk += 1
+            covered[d] += e - max(p, end)
+            end = e
     return covered, keep[:nk]
 
 
