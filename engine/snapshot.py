@@ -123,9 +123,15 @@ def normalize(table: pa.Table, path: str, progress=None) -> Snapshot:
                 f"{path}: column 'tokens' holds {col.type}, not lists of strings")
         tokenized, text_list = tokenize_lists(col.to_pylist())
         texts = pa.chunked_array([pa.array(text_list, pa.large_string())])
+        text_digest = _column_digest(texts, "text")
     else:
         texts = texts.fill_null("")
-        tokenized = tokenize_arrow(texts, progress=progress)
+        # hash the text while it is tokenized (hashlib releases the GIL)
+        from concurrent.futures import ThreadPoolExecutor
+        with ThreadPoolExecutor(1) as ex:
+            text_digest = ex.submit(_column_digest, texts, "text")
+            tokenized = tokenize_arrow(texts, progress=progress)
+            text_digest = text_digest.result()
 
     if "doc_id" in cols:
         ids = table.column("doc_id")
@@ -155,25 +161,33 @@ def normalize(table: pa.Table, path: str, progress=None) -> Snapshot:
         "url": pa.array(url_list, pa.string()),
         "text": texts.combine_chunks() if isinstance(texts, pa.ChunkedArray) else texts,
     })
-    return Snapshot(table=out, tokenized=tokenized, snapshot_id=content_id(out),
+    return Snapshot(table=out, tokenized=tokenized, snapshot_id=content_id(out, text_digest),
                     source=os.path.abspath(path))
 
 
-def content_id(table: pa.Table) -> str:
+def _column_digest(col, name: str) -> bytes:
+    """Digest of a string column's offsets (rebased) and bytes; nulls differ from ''."""
+    if isinstance(col, pa.ChunkedArray):
+        col = col.combine_chunks()
+    arr = pc.fill_null(col.cast(pa.large_string()), "\x00null")
+    offs = np.frombuffer(arr.buffers()[1], np.int64)[arr.offset:arr.offset + len(arr) + 1]
+    h = hashlib.blake2b(digest_size=16)
+    h.update(name.encode())
+    h.update((offs - offs[0]).tobytes())
+    data = arr.buffers()[2]
+    if data is not None:
+        h.update(memoryview(data)[offs[0]:offs[-1]])
+    return h.digest()
+
+
+def content_id(table: pa.Table, text_digest: bytes | None = None) -> str:
     """Content hash of a normalized snapshot (same content, same id,
     whatever the file format)."""
     h = hashlib.blake2b(digest_size=10)
     h.update(np.ascontiguousarray(table.column("doc_id").to_numpy()).tobytes())
-    for name in ("site", "url", "text"):
-        col = table.column(name).cast(pa.large_string())
-        arr = col.combine_chunks()
-        arr = pc.fill_null(arr, "\x00null")
-        offs = np.frombuffer(arr.buffers()[1], np.int64)[arr.offset:arr.offset + len(arr) + 1]
-        h.update(name.encode())
-        h.update((offs - offs[0]).tobytes())
-        data = arr.buffers()[2]
-        if data is not None:
-            h.update(memoryview(data)[offs[0]:offs[-1]])
+    for name in ("site", "url"):
+        h.update(_column_digest(table.column(name), name))
+    h.update(text_digest if text_digest is not None else _column_digest(table.column("text"), "text"))
     return h.hexdigest()
 
 

@@ -186,17 +186,6 @@ class Store:
             return False
         tk = snap.tokenized
         final = os.path.join(self.arrays_root, snap.snapshot_id)
-        tmp = os.path.join(self.arrays_root, f".tmp-{uuid.uuid4().hex}")
-        os.makedirs(tmp, exist_ok=False)
-        try:
-            for name in ARRAY_NAMES:
-                np.save(os.path.join(tmp, name + ".npy"), getattr(tk, name))
-            if os.path.exists(final):
-                shutil.rmtree(final)
-            os.replace(tmp, final)
-        except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise
         n_docs = tk.n_docs
         docs = pa.table({
             "snapshot_id": pa.array([snap.snapshot_id] * n_docs, pa.string()),
@@ -216,6 +205,19 @@ class Store:
         })
         n_sites = len(set(snap.table.column("site").to_pylist()))
 
+        tmp = os.path.join(self.arrays_root, f".tmp-{uuid.uuid4().hex}")
+        os.makedirs(tmp, exist_ok=False)
+
+        def save_arrays():
+            for name in ARRAY_NAMES:
+                np.save(os.path.join(tmp, name + ".npy"), getattr(tk, name))
+
+        # the arrays are written while DuckDB inserts the tables; the folder is
+        # renamed into place before the transaction commits
+        from concurrent.futures import ThreadPoolExecutor
+        pool = ThreadPoolExecutor(1)
+        saving = pool.submit(save_arrays)
+
         def write(cur):
             cur.register("_docs", docs)
             cur.execute("INSERT INTO documents SELECT * FROM _docs")
@@ -225,12 +227,20 @@ class Store:
                 "INSERT INTO snapshots(snapshot_id, source, documents, tokens, sites, vocabulary)"
                 " VALUES (?, ?, ?, ?, ?, ?)",
                 [snap.snapshot_id, snap.source, n_docs, tk.n_tokens, n_sites, len(tk.vocab)])
+            saving.result()
+            if os.path.exists(final):
+                shutil.rmtree(final)
+            os.replace(tmp, final)
 
         try:
             self._write(write)
         except BaseException:
+            saving.cancel()
+            pool.shutdown(wait=True)
+            shutil.rmtree(tmp, ignore_errors=True)
             shutil.rmtree(final, ignore_errors=True)
             raise
+        pool.shutdown(wait=True)
         return True
 
     def arrays(self, snapshot_id: str) -> SnapshotArrays:

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import functools
 import logging
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -93,26 +95,11 @@ def _as_large_string(arr: pa.Array | pa.ChunkedArray) -> pa.LargeStringArray:
     return arr
 
 
-def tokenize_arrow(texts: pa.Array | pa.ChunkedArray, *, progress=None,
-                   chunk_bytes: int = 16 << 20) -> Tokenized:
-    """Tokenize an Arrow string column (nulls are empty documents).
+def _tokenize_slice(data, offsets, cls, d_lo, d_hi, chunk_bytes, progress):
+    """Tokenize documents [d_lo, d_hi) with a hash table of its own.
 
-    Parameters
-    ----------
-    texts : pyarrow string array
-    progress : callable(int) or None
-        Called with the number of bytes done after each chunk.
-    chunk_bytes : int
-        Bytes per kernel call (progress granularity).
-    """
-    arr = _as_large_string(texts)
-    n_docs = len(arr)
-    offsets_buf, data_buf = arr.buffers()[1], arr.buffers()[2]
-    offsets = np.frombuffer(offsets_buf, dtype=np.int64)[arr.offset:arr.offset + n_docs + 1]
-    data = (np.frombuffer(data_buf, dtype=np.uint8) if data_buf is not None
-            else np.zeros(0, np.uint8))
-    cls = char_classes()
-
+    Returns (raw ids, span starts, span ends, tokens per document, raw
+    offsets, raw bytes, raw ascii flags, number of raw tokens)."""
     cap = 1 << 16
     slot_id = np.full(2 * cap, -1, np.int64)
     raw_hash = np.empty(cap, np.uint64)
@@ -121,8 +108,9 @@ def tokenize_arrow(texts: pa.Array | pa.ChunkedArray, *, progress=None,
     raw_ascii = np.empty(cap, np.uint8)
     n_raw = 0
     n_raw_bytes = 0
-
-    total_bytes = int(offsets[-1] - offsets[0]) if n_docs else 0
+    offs = offsets[d_lo:d_hi + 1]
+    n_docs = d_hi - d_lo
+    total_bytes = int(offs[-1] - offs[0]) if n_docs else 0
     # at most one token per two bytes (a token and its separator) per document
     bound = (total_bytes + n_docs) // 2 + 1
     out_tok = np.empty(min(bound, max(1 << 16, total_bytes // 4)), np.int32)
@@ -133,22 +121,22 @@ def tokenize_arrow(texts: pa.Array | pa.ChunkedArray, *, progress=None,
     d0 = 0
     while d0 < n_docs:
         # documents [d0, d1) hold about chunk_bytes bytes (progress granularity)
-        d1 = int(np.searchsorted(offsets, offsets[d0] + chunk_bytes, side="right"))
+        d1 = int(np.searchsorted(offs, offs[d0] + chunk_bytes, side="right"))
         d1 = min(max(d1, d0 + 1), n_docs)
         d = d0
         while True:
             status, d, nt, n_raw, n_raw_bytes = K.tokenize_docs(
-                data, offsets[:d1 + 1], d, cls, slot_id, raw_hash, raw_off,
+                data, offs[:d1 + 1], d, cls, slot_id, raw_hash, raw_off,
                 raw_bytes, raw_ascii, n_raw, n_raw_bytes, out_tok, out_st,
                 out_en, nt, doc_ntok)
             if status == 0:
                 break
             if status == 2:
                 raise BoilerscopeError(
-                    f"document at row {d} is not valid UTF-8; re-encode the "
+                    f"document at row {d_lo + d} is not valid UTF-8; re-encode the "
                     "snapshot as UTF-8 and ingest it again")
             # grow whatever is short for document d, then resume there
-            nbytes = int(offsets[d + 1] - offsets[d])
+            nbytes = int(offs[d + 1] - offs[d])
             room = nbytes // 2 + 1
             while 2 * (n_raw + room) > cap:
                 cap *= 2
@@ -168,37 +156,89 @@ def tokenize_arrow(texts: pa.Array | pa.ChunkedArray, *, progress=None,
                 out_st = np.resize(out_st, size)
                 out_en = np.resize(out_en, size)
         if progress is not None:
-            progress(int(offsets[d1] - offsets[d0]))
+            progress(int(offs[d1] - offs[d0]))
         d0 = d1
+    return (out_tok[:nt], out_st[:nt], out_en[:nt], doc_ntok, raw_off[:n_raw + 1],
+            raw_bytes[:n_raw_bytes], raw_ascii[:n_raw], n_raw)
 
-    # full Unicode lowercasing, once per distinct raw token
-    raw = pa.LargeStringArray.from_buffers(
-        n_raw, pa.py_buffer(raw_off[:n_raw + 1]), pa.py_buffer(raw_bytes[:n_raw_bytes]))
-    raw_list = raw.to_pylist()
-    ascii_flags = raw_ascii[:n_raw]
-    lowered = {}
-    mapping = np.empty(n_raw, np.int32)
+
+def tokenize_arrow(texts: pa.Array | pa.ChunkedArray, *, progress=None,
+                   chunk_bytes: int = 16 << 20, workers: int | None = None) -> Tokenized:
+    """Tokenize an Arrow string column (nulls are empty documents).
+
+    Parameters
+    ----------
+    texts : pyarrow string array
+    progress : callable(int) or None
+        Called with the number of bytes done after each chunk.
+    chunk_bytes : int
+        Bytes per kernel call (progress granularity).
+    workers : int, optional
+        Threads, each on a slice of the documents with its own raw-token
+        table (merged by token text afterwards); 1 is the serial twin.
+    """
+    from .config import default_workers
+
+    arr = _as_large_string(texts)
+    n_docs = len(arr)
+    offsets_buf, data_buf = arr.buffers()[1], arr.buffers()[2]
+    offsets = np.frombuffer(offsets_buf, dtype=np.int64)[arr.offset:arr.offset + n_docs + 1]
+    data = (np.frombuffer(data_buf, dtype=np.uint8) if data_buf is not None
+            else np.zeros(0, np.uint8))
+    cls = char_classes()
+    workers = workers or default_workers()
+    total = int(offsets[-1] - offsets[0]) if n_docs else 0
+    if total < (8 << 20):
+        workers = 1
+    cuts = [0] + [int(np.searchsorted(offsets, offsets[0] + total * i // workers)) for i in range(1, workers)]
+    cuts = sorted(set(min(c, n_docs) for c in cuts)) + [n_docs]
+    slices = [(cuts[i], cuts[i + 1]) for i in range(len(cuts) - 1) if cuts[i] < cuts[i + 1]] or [(0, n_docs)]
+    lock = threading.Lock()
+
+    def prog(nbytes):
+        if progress is not None:
+            with lock:
+                progress(nbytes)
+
+    def run(sl):
+        return _tokenize_slice(data, offsets, cls, sl[0], sl[1], chunk_bytes, prog)
+
+    if len(slices) > 1:
+        with ThreadPoolExecutor(len(slices)) as ex:
+            parts = list(ex.map(run, slices))
+    else:
+        parts = [run(slices[0])]
+
+    # full Unicode lowercasing, once per distinct raw token of each slice
+    lowered: dict[str, int] = {}
     vocab: list[str] = []
-    for i, s in enumerate(raw_list):
-        low = s if ascii_flags[i] else s.lower()
-        j = lowered.get(low)
-        if j is None:
-            j = len(vocab)
-            lowered[low] = j
-            vocab.append(low)
-        mapping[i] = j
-
-    tokens = out_tok[:nt]
-    K.remap(tokens, mapping)
+    mappings = []
+    for (_, _, _, _, raw_off, raw_bytes, raw_ascii, n_raw) in parts:
+        raw = pa.LargeStringArray.from_buffers(n_raw, pa.py_buffer(raw_off), pa.py_buffer(raw_bytes))
+        mapping = np.empty(n_raw, np.int32)
+        for i, s in enumerate(raw.to_pylist()):
+            low = s if raw_ascii[i] else s.lower()
+            j = lowered.get(low)
+            if j is None:
+                j = len(vocab)
+                lowered[low] = j
+                vocab.append(low)
+            mapping[i] = j
+        mappings.append(mapping)
+    for (tok, *_), mapping in zip(parts, mappings):
+        K.remap(tok, mapping)
+    if len(parts) == 1:
+        tokens, starts, ends = parts[0][0], parts[0][1], parts[0][2]
+        doc_ntok = parts[0][3]
+    else:
+        tokens = np.concatenate([p[0] for p in parts])
+        starts = np.concatenate([p[1] for p in parts])
+        ends = np.concatenate([p[2] for p in parts])
+        doc_ntok = np.concatenate([p[3] for p in parts])
     doc_offsets = np.zeros(n_docs + 1, np.int64)
     np.cumsum(doc_ntok, out=doc_offsets[1:])
-    return Tokenized(
-        tokens=tokens,
-        doc_offsets=doc_offsets,
-        span_start=out_st[:nt],
-        span_end=out_en[:nt],
-        vocab=vocab,
-    )
+    return Tokenized(tokens=tokens, doc_offsets=doc_offsets, span_start=starts, span_end=ends,
+                     vocab=vocab)
 
 
 def tokenize_lists(token_lists: list[list[str] | None]) -> tuple[Tokenized, list[str]]:
