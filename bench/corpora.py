@@ -113,3 +113,18 @@ def shared_slice(name, n_tokens):
 
 def shared_path(name):
     return os.path.join(SHARED, name + ".parquet")
+
+
+def periodic_runs(n_docs=200, body=2000, run=1000, seed=4):
+    """Zipf documents, every second one holding a run of ``run`` copies of one
+    token: the densely nested repeats where suffix methods win."""
+    rng = np.random.default_rng(seed)
+    docs = []
+    for d in range(n_docs):
+        b = list(rng.zipf(1.2, body) % 50000 + 10)
+        if d % 2 == 0:
+            b[body // 4:body // 4] = [1] * run
+        docs.append(b)
+    tokens = np.array([x for d in docs for x in d], np.int32)
+    off = np.concatenate(([0], np.cumsum([len(d) for d in docs]))).astype(np.int64)
+    return tokens, off, int(tokens.max()) + 1

@@ -57,7 +57,7 @@ def measure(path, algo, sigma, L, runs, workers=None):
         "min_seconds": min(secs), "max_seconds": max(secs),
         "median_process_seconds": statistics.median(s["process_seconds"] for s in samples),
         "median_peak_rss": statistics.median(rss), "covered": warm["covered"], "digest": warm["digest"],
-        "phrases": warm["phrases"], "parts": samples[len(samples) // 2]["parts"], "runs": runs,
+        "phrases": warm["phrases"], "algo_used": warm.get("algo_used"), "parts": samples[len(samples) // 2]["parts"], "runs": runs,
     }
 
 
@@ -83,26 +83,29 @@ def prepare(suite):
             corpora.save(name, *made)
         return path
 
+    runs = get("runs", corpora.periodic_runs)
     if suite == "quick":
         web = get("webdocs-4M", lambda: corpora.shared_slice("webdocs", 4_000_000))
         if web:
-            cfg.append(("webdocs-4M", web, 20, 10, ("bloomspan", "fhk", "sql")))
-            cfg.append(("webdocs-4M soft sigma", web, 2, 10, ("bloomspan", "fhk")))
+            cfg.append(("webdocs-4M", web, 20, 10, ("bloomspan", "fhk", "auto", "sql")))
+            cfg.append(("webdocs-4M soft sigma", web, 2, 10, ("bloomspan", "fhk", "auto")))
         s1 = get("synthetic1", corpora.synthetic1)
-        cfg.append(("synthetic1", s1, 3, 3, ("bloomspan", "fhk", "sql")))
+        cfg.append(("synthetic1", s1, 3, 3, ("bloomspan", "fhk", "auto", "sql")))
         s2 = get("synthetic2", corpora.synthetic2)
-        cfg.append(("synthetic2", s2, 3, 3, ("bloomspan", "fhk", "sql")))
+        cfg.append(("synthetic2", s2, 3, 3, ("bloomspan", "fhk", "auto", "sql")))
+        cfg.append(("periodic runs", runs, 20, 10, ("bloomspan", "fhk", "auto")))
         sizes = [1_000_000, 2_000_000, 4_000_000, 8_000_000]
     else:
         web = get("webdocs", lambda: corpora.shared_slice("webdocs", 0))
         if web:
-            cfg.append(("webdocs", web, 20, 10, ("bloomspan", "fhk", "sql")))
-            cfg.append(("webdocs soft sigma", web, 2, 10, ("bloomspan", "fhk")))
+            cfg.append(("webdocs", web, 20, 10, ("bloomspan", "fhk", "auto", "sql")))
+            cfg.append(("webdocs soft sigma", web, 2, 10, ("bloomspan", "fhk", "auto")))
         prose = get("prose", lambda: corpora.shared_slice("prose", 0))
         if prose:
-            cfg.append(("prose", prose, 20, 10, ("bloomspan", "fhk", "sql")))
+            cfg.append(("prose", prose, 20, 10, ("bloomspan", "fhk", "auto", "sql")))
         s2 = get("synthetic2", corpora.synthetic2)
-        cfg.append(("synthetic2", s2, 3, 3, ("bloomspan", "fhk", "sql")))
+        cfg.append(("synthetic2", s2, 3, 3, ("bloomspan", "fhk", "auto", "sql")))
+        cfg.append(("periodic runs", runs, 20, 10, ("bloomspan", "fhk", "auto")))
         sizes = [5_000_000, 10_000_000, 20_000_000, 40_000_000, 80_000_000]
     scaling = []
     for n in sizes:
@@ -180,6 +183,9 @@ def main():
     for r in rows:
         peers = [q for q in rows if q["corpus"] == r["corpus"] and q["sigma"] == r["sigma"]]
         base = next((q for q in peers if q["algo"] == "bloomspan"), None)
+        if r["algo"] == "auto":
+            best = min(q["median_seconds"] for q in peers if q["algo"] in ("bloomspan", "fhk"))
+            r["auto_vs_best"] = r["median_seconds"] / best
         r["ratio_vs_bloomspan"] = r["median_seconds"] / base["median_seconds"] if base else None
         r["same_coverage_as_bloomspan"] = (r["digest"] == base["digest"]) if base else None
     slopes = {}
@@ -216,8 +222,9 @@ def table(result):
     for r in result["rows"]:
         ratio = f"{r['ratio_vs_bloomspan']:.2f}" if r["ratio_vs_bloomspan"] else "-"
         same = {True: "yes", False: "NO", None: "-"}[r["same_coverage_as_bloomspan"]]
+        algo = r["algo"] + (f" → {r['algo_used']}, {r['auto_vs_best']:.2f}× best" if r["algo"] == "auto" else "")
         lines.append(
-            f"| {r['corpus']} | {r['tokens']:,} | {r['c_over_n']:.3f} | {r['algo']} | {r['sigma']} | {r['L']} | "
+            f"| {r['corpus']} | {r['tokens']:,} | {r['c_over_n']:.3f} | {algo} | {r['sigma']} | {r['L']} | "
             f"{r['median_seconds']:.3f} | {1e9 * r['median_seconds'] / r['tokens']:.1f} | "
             f"{r['median_peak_rss'] / 2**20:.0f} | {r['median_peak_rss'] / r['tokens']:.1f} | {ratio} | {same} | "
             f"{r['warmup_seconds']:.2f} | " + (f"{r['compile_seconds']:.2f} |" if r.get("compile_seconds") is not None else "- |"))

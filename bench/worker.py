@@ -45,6 +45,14 @@ def main():
         from engine.bloomspan import mine_tokens
         from engine.fhk import mine_tokens_fhk
         fn = mine_tokens_fhk if algo == "fhk" else mine_tokens
+        if algo == "auto":
+            from engine.shape import choose_algorithm
+
+            def fn(tokens, offsets, vocab, sigma, L, workers=None):
+                used, _ = choose_algorithm(tokens, offsets, sigma, L)
+                out["algo_used"] = used
+                miner = mine_tokens_fhk if used == "fhk" else mine_tokens
+                return miner(tokens, offsets, vocab, sigma, L, workers=workers)
         # load the compiled kernels from numba's cache first, timed apart
         t = time.perf_counter()
         tiny = np.array([0, 1, 0, 1, 0, 1], np.int32), np.array([0, 3, 6], np.int64)

@@ -25,6 +25,7 @@ from . import coverage as cov
 from .bloomspan import mine_tokens
 from .errors import BoilerscopeError
 from .fhk import mine_tokens_fhk
+from .shape import choose_algorithm
 from .kernels import bloomspan as KB
 from .kernels import coverage as KC
 from .progress import Progress
@@ -36,7 +37,8 @@ log = logging.getLogger(__name__)
 DEFAULT_DB = "boilerscope.duckdb"
 DEFAULT_SIGMA = 20
 DEFAULT_MIN_LEN = 10
-ALGOS = ("bloomspan", "fhk")
+ALGOS = ("auto", "bloomspan", "fhk")
+DEFAULT_ALGO = "auto"
 
 
 @dataclass
@@ -201,7 +203,7 @@ def _write_outputs(out: str, phrases, documents, sites, summary) -> None:
 
 
 def mine(source: str, sigma=DEFAULT_SIGMA, min_len=DEFAULT_MIN_LEN, *,
-         algo: str = "bloomspan", db: str | None = None, out: str | None = None,
+         algo: str = DEFAULT_ALGO, db: str | None = None, out: str | None = None,
          snapshot: str | None = None, progress: bool = False,
          workers: int | None = None, store: Store | None = None) -> Run:
     """Mine a snapshot file or a store, record the run, optionally write files.
@@ -216,6 +218,7 @@ def mine(source: str, sigma=DEFAULT_SIGMA, min_len=DEFAULT_MIN_LEN, *,
     min_len : int
         Minimum phrase length L (>= 2).
     algo : str
+        ``"auto"`` (default: :func:`engine.shape.choose_algorithm`),
         ``"bloomspan"`` or ``"fhk"`` (the suffix-array baseline; sigma >= 2).
     db : str, optional
         The store (default ``boilerscope.duckdb``; ignored for a store source).
@@ -272,7 +275,13 @@ def mine(source: str, sigma=DEFAULT_SIGMA, min_len=DEFAULT_MIN_LEN, *,
 
         if algo == "fhk" and sigma_n < 2:
             raise BoilerscopeError("--algo fhk needs sigma >= 2; use bloomspan for sigma 1")
-        miner = mine_tokens_fhk if algo == "fhk" else mine_tokens
+        t = time.perf_counter()
+        choice = {}
+        used = algo
+        if algo == "auto":
+            used, choice = choose_algorithm(tokens, doc_offsets, sigma_n, min_len)
+        timings["choose"] = time.perf_counter() - t
+        miner = mine_tokens_fhk if used == "fhk" else mine_tokens
         with Progress("mine", total=1.0, enabled=progress is True) as bar:
             res = miner(tokens, doc_offsets, len(vocab), sigma_n, min_len,
                         workers=workers, progress=progress if callable(progress) else bar.stage)
@@ -301,6 +310,8 @@ def mine(source: str, sigma=DEFAULT_SIGMA, min_len=DEFAULT_MIN_LEN, *,
             "sigma_given": str(sigma),
             "min_len": min_len,
             "algo": algo,
+            "algo_used": used,
+            "algo_choice": choice or None,
             "documents": n_docs,
             "tokens": n_tokens,
             "covered_tokens": covered,

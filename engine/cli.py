@@ -34,8 +34,9 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("source", help="a snapshot (ingested first) or a store (.duckdb)")
     m.add_argument("--sigma", default="20", help="minimum documents: a count or a share like 0.5%% (default 20)")
     m.add_argument("--min-len", default="10", help="minimum phrase length in tokens, >= 2 (default 10)")
-    m.add_argument("--algo", default="bloomspan", choices=("bloomspan", "fhk"),
-                   help="bloomspan (default) or fhk, the suffix-array baseline")
+    m.add_argument("--algo", default="auto", choices=("auto", "bloomspan", "fhk"),
+                   help="auto (default: fhk on long periodic runs, else bloomspan), bloomspan, "
+                        "or fhk, the suffix-array baseline")
     m.add_argument("--db", default="boilerscope.duckdb", help="the store (default: %(default)s)")
     m.add_argument("--snapshot", default=None, help="snapshot id in a store holding several (default: latest)")
     m.add_argument("--out", default=None, help="folder for phrases/documents/sites.parquet and summary.json")
@@ -156,7 +157,7 @@ def _cmd_mine(args) -> int:
                progress=not args.quiet, workers=args.workers)
     s = run.summary
     print(f"run {run.run_id}: {s['phrases']} phrases, {s['covered_tokens']} of {s['tokens']} tokens "
-          f"covered ({100 * s['coverage']:.2f}%), sigma {s['sigma']}, L {s['min_len']}, "
+          f"covered ({100 * s['coverage']:.2f}%), sigma {s['sigma']}, L {s['min_len']}, {s['algo_used']}, "
           f"{s['seconds']['total']:.2f} s")
     if args.out:
         print(f"results in {args.out}")

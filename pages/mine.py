@@ -41,8 +41,9 @@ right.number_input("sigma", 1, int(info["documents"]), key="mine.sigma_n", on_ch
 left.slider("L: minimum length (tokens)", 2, 100, key="mine.min_len", on_change=sync,
             args=("mine.min_len", "min_len"))
 right.number_input("L", 2, 10_000, key="mine.min_len_n", on_change=sync, args=("mine.min_len_n", "min_len"))
-algo = st.selectbox("Algorithm", ["bloomspan", "fhk"], key="mine.algo",
-                    help="fhk: the suffix-array baseline (same answer, sigma >= 2)")
+algo = st.selectbox("Algorithm", ["auto", "bloomspan", "fhk"], key="mine.algo",
+                    help="auto picks fhk on long periodic runs, else bloomspan; "
+                         "fhk: the suffix-array baseline (same answer, sigma >= 2)")
 
 if st.button("Run", type="primary", key="mine.run"):
     sigma, L = c.get("sigma"), c.get("min_len")

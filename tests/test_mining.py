@@ -209,3 +209,24 @@ def test_sql_peer_coverage_equals_ours(docs, sigma, min_len):
     _, covered, _, flat, off = mine_token_lists(docs, sigma, min_len)
     sql_cov, _ = sql_lgram_coverage(flat, off, sigma, min_len)
     assert sql_cov.tolist() == covered
+
+
+def test_auto_picks_fhk_on_periodic_runs_only():
+    from engine.shape import choose_algorithm
+    rng = np.random.default_rng(0)
+    docs = []
+    for d in range(60):
+        body = list(rng.integers(10, 5000, 300))
+        if d % 2 == 0:
+            body[100:100] = [1] * 400
+        docs.append(body)
+    flat = np.array([x for d in docs for x in d], np.int32)
+    off = np.concatenate(([0], np.cumsum([len(d) for d in docs]))).astype(np.int64)
+    algo, stats = choose_algorithm(flat, off, 20, 10)
+    assert algo == "fhk" and stats["longest_run"] >= 400
+    plain, _ = planted_corpus()
+    vocab = {}
+    ids = np.array([vocab.setdefault(t, len(vocab)) for d in plain for t in d], np.int32)
+    poff = np.concatenate(([0], np.cumsum([len(d) for d in plain]))).astype(np.int64)
+    assert choose_algorithm(ids, poff, 3, 3)[0] == "bloomspan"
+    assert choose_algorithm(flat, off, 1, 10)[0] == "bloomspan"  # fhk needs sigma >= 2

@@ -51,3 +51,31 @@ def lz78_phrases(tokens, doc_offsets, limit):
     if node != 0:
         phrases += 1
     return phrases
+
+
+@njit(**NJIT)
+def periodic_runs(tokens, doc_offsets, max_period):
+    """Sum over maximal periodic runs (period 1 .. max_period) of the squared
+    run length, and the longest run: BloomSpan's growth costs about k^2 / 2
+    occurrence visits for a run of k tokens, the suffix array does not."""
+    total = 0.0
+    longest = 0
+    for q in range(1, max_period + 1):
+        for d in range(doc_offsets.shape[0] - 1):
+            s = doc_offsets[d]
+            e = doc_offsets[d + 1]
+            run = 0
+            for p in range(s, e - q):
+                if tokens[p] == tokens[p + q]:
+                    run += 1
+                else:
+                    if run >= q:
+                        total += (run + q) * (run + q) / q
+                        if run + q > longest:
+                            longest = run + q
+                    run = 0
+            if run >= q:
+                total += (run + q) * (run + q) / q
+                if run + q > longest:
+                    longest = run + q
+    return total, longest
