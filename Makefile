@@ -11,7 +11,7 @@ install: $(STAMP)
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -c constraints.txt -e '.[test]'
+	$(PY) -m pip install -q -c constraints.txt -e '.[test,bench]'
 	$(PY) -m engine.warm
 	touch $(STAMP)
 
@@ -29,10 +29,12 @@ browser:
 e2e: install browser
 	$(PY) -m pytest -q -m e2e
 
-bench: install
+# kaleido draws the PNG charts with Debian's chromium
+bench: install browser
 	$(PY) bench/run.py --suite quick
+	$(PY) bench/dedup_eval.py
 
-bench-full: install
+bench-full: install browser
 	$(PY) bench/run.py --suite full
 
 # rebuild data/demo.parquet from ../shared/corpora (maintainers only)
