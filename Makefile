@@ -36,6 +36,8 @@ bench: install browser
 
 bench-full: install browser
 	$(PY) bench/run.py --suite full
+	$(PY) bench/dedup_eval.py
+	$(PY) bench/dedup_eval.py --pairs
 
 # rebuild data/demo.parquet from ../shared/corpora (maintainers only)
 demo: install

@@ -63,9 +63,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="document description (default shingles)")
     dd.add_argument("--sketch", default="bottom", choices=("bottom", "minhash"),
                     help="bottom: n minimal elements of one permutation; minhash: min of n permutations")
-    dd.add_argument("--shingle", type=int, default=5, help="shingle width w in tokens (default 5)")
+    dd.add_argument("--shingle", type=int, default=3, help="shingle width w in tokens (default 3)")
     dd.add_argument("--sketch-size", type=int, default=64, help="sketch size n (default 64)")
-    dd.add_argument("--threshold", type=int, default=24, help="t: common sketch elements to be similar (default 24)")
+    dd.add_argument("--threshold", type=int, default=32, help="t: common sketch elements to be similar (default 32)")
     dd.add_argument("--db", default="boilerscope.duckdb", help="the store (default: %(default)s)")
     dd.add_argument("--snapshot", default=None, help="snapshot id in a store holding several")
     dd.add_argument("--out", default=None, help="folder for clusters.parquet, pairs.parquet, dedup_summary.json")

@@ -27,9 +27,9 @@ with st.expander("Detection parameters"):
     a, b, d, e, f = st.columns(5)
     method = a.selectbox("Description", ["shingles", "lexical"], key="dup.method")
     scheme = b.selectbox("Sketch", ["bottom", "minhash"], key="dup.scheme")
-    w = d.number_input("Shingle w", 1, 20, 5, key="dup.w")
+    w = d.number_input("Shingle w", 1, 20, 3, key="dup.w")
     n = e.number_input("Sketch size n", 8, 256, 64, key="dup.n")
-    t = f.number_input("Threshold t", 1, 256, 24, key="dup.t")
+    t = f.number_input("Threshold t", 1, 256, 32, key="dup.t")
 
 history = s.dedups(sid).filter(pl.col("raw") == raw)
 run_id = c.get("run")
