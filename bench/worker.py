@@ -57,6 +57,9 @@ def main():
         t = time.perf_counter()
         tiny = np.array([0, 1, 0, 1, 0, 1], np.int32), np.array([0, 3, 6], np.int64)
         fn(tiny[0], tiny[1], 2, 2, 2)
+        if algo == "auto":  # both miners, whichever the choice will be
+            mine_tokens(tiny[0], tiny[1], 2, 2, 2)
+            mine_tokens_fhk(tiny[0], tiny[1], 2, 2, 2)
         out["compile_seconds"] = time.perf_counter() - t
         t = time.perf_counter()
         res = fn(tokens, offsets, vocab, sigma, L, workers=workers)

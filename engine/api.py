@@ -178,18 +178,18 @@ def phrase_frames(tokens, doc_offsets, vocab, site_index, n_sites, res):
     return allp, phrases, occ
 
 
-def _write_outputs(out: str, phrases, documents, sites, summary) -> None:
-    """Each file under a temporary name, then renamed: never half-written."""
+def write_files(out: str, frames: dict[str, pl.DataFrame], summary_name: str, summary: dict) -> None:
+    """Parquet files and a JSON summary into ``out``, each under a temporary
+    name and then renamed: never half-written."""
     check_out_dir(out)
     tmp_names = []
     try:
-        for name, frame in (("phrases.parquet", phrases), ("documents.parquet", documents),
-                            ("sites.parquet", sites)):
+        for name, frame in frames.items():
             tmp = os.path.join(out, f".{name}.{uuid.uuid4().hex}.tmp")
             tmp_names.append((tmp, os.path.join(out, name)))
             frame.write_parquet(tmp, compression="zstd", statistics=True)
-        tmp = os.path.join(out, f".summary.json.{uuid.uuid4().hex}.tmp")
-        tmp_names.append((tmp, os.path.join(out, "summary.json")))
+        tmp = os.path.join(out, f".{summary_name}.{uuid.uuid4().hex}.tmp")
+        tmp_names.append((tmp, os.path.join(out, summary_name)))
         with open(tmp, "w", encoding="utf-8") as fh:
             json.dump(summary, fh, indent=2, sort_keys=True)
             fh.write("\n")
@@ -337,7 +337,8 @@ def mine(source: str, sigma=DEFAULT_SIGMA, min_len=DEFAULT_MIN_LEN, *,
         summary["seconds"]["total"] = round(time.perf_counter() - t_start, 4)
         summary["peak_rss_bytes"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
         if out is not None:
-            _write_outputs(out, phrases, documents, sites, summary)
+            write_files(out, {"phrases.parquet": phrases, "documents.parquet": documents,
+                              "sites.parquet": sites}, "summary.json", summary)
         return Run(run_id=run_id, snapshot_id=sid, phrases=phrases, documents=documents,
                    sites=sites, summary=summary)
     finally:
@@ -392,23 +393,8 @@ def dedup(source: str, *, run: int | None = None, raw: bool = False, config=None
         did = st.add_dedup(sid, run, raw, res.summary["config"], res.clusters, res.pairs, summary)
         summary["dedup_id"] = did
         if out is not None:
-            tmp_names = []
-            try:
-                for name, frame in (("clusters.parquet", res.clusters), ("pairs.parquet", res.pairs)):
-                    tmp = os.path.join(out, f".{name}.{uuid.uuid4().hex}.tmp")
-                    tmp_names.append((tmp, os.path.join(out, name)))
-                    frame.write_parquet(tmp, compression="zstd")
-                tmp = os.path.join(out, f".dedup_summary.json.{uuid.uuid4().hex}.tmp")
-                tmp_names.append((tmp, os.path.join(out, "dedup_summary.json")))
-                with open(tmp, "w", encoding="utf-8") as fh:
-                    json.dump(summary, fh, indent=2, sort_keys=True)
-                for tmp, final in tmp_names:
-                    os.replace(tmp, final)
-            except OSError as exc:
-                for tmp, _ in tmp_names:
-                    if os.path.exists(tmp):
-                        os.remove(tmp)
-                raise BoilerscopeError(f"cannot write results to {out} ({exc.strerror or exc})") from None
+            write_files(out, {"clusters.parquet": res.clusters, "pairs.parquet": res.pairs},
+                        "dedup_summary.json", summary)
         return {**summary, "clusters_frame": res.clusters, "pairs_frame": res.pairs}
     finally:
         if own:

@@ -163,7 +163,8 @@ def _tokenize_slice(data, offsets, cls, d_lo, d_hi, chunk_bytes, progress):
 
 
 def tokenize_arrow(texts: pa.Array | pa.ChunkedArray, *, progress=None,
-                   chunk_bytes: int = 16 << 20, workers: int | None = None) -> Tokenized:
+                   chunk_bytes: int = 16 << 20, workers: int | None = None,
+                   parallel_min_bytes: int = 8 << 20) -> Tokenized:
     """Tokenize an Arrow string column (nulls are empty documents).
 
     Parameters
@@ -176,6 +177,8 @@ def tokenize_arrow(texts: pa.Array | pa.ChunkedArray, *, progress=None,
     workers : int, optional
         Threads, each on a slice of the documents with its own raw-token
         table (merged by token text afterwards); 1 is the serial twin.
+    parallel_min_bytes : int
+        Below this much text one thread is used.
     """
     from .config import default_workers
 
@@ -188,7 +191,7 @@ def tokenize_arrow(texts: pa.Array | pa.ChunkedArray, *, progress=None,
     cls = char_classes()
     workers = workers or default_workers()
     total = int(offsets[-1] - offsets[0]) if n_docs else 0
-    if total < (8 << 20):
+    if total < parallel_min_bytes:
         workers = 1
     cuts = [0] + [int(np.searchsorted(offsets, offsets[0] + total * i // workers)) for i in range(1, workers)]
     cuts = sorted(set(min(c, n_docs) for c in cuts)) + [n_docs]

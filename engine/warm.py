@@ -9,12 +9,28 @@ import pyarrow as pa
 
 def main() -> None:
     from .api import _warm_up
-    from .tokenize import tokenize_arrow
-    t = time.perf_counter()
-    tokenize_arrow(pa.array(["Warm up, warm up.", None, "x"]))
-    _warm_up()
+    from .clean import cut_mask
+    from .fhk import mine_tokens_fhk
     from .kernels import coverage as KC
+    from .kernels.shape import lz78_phrases
+    from .neardup import DedupConfig, detect
+    from .shape import choose_algorithm
+    from .tokenize import tokenize_arrow
+
+    t = time.perf_counter()
+    tk = tokenize_arrow(pa.array(["Warm up, warm up.", None, "x"]), workers=1)
+    _warm_up()
+    tokens = np.array([0, 1, 2, 0, 1, 2, 0, 1], np.int32)
+    offsets = np.array([0, 3, 6, 8], np.int64)
+    mine_tokens_fhk(tokens, offsets, 3, 2, 2)
+    choose_algorithm(tokens, offsets, 2, 2)
+    lz78_phrases(tokens, offsets, 8)
+    cut_mask(tokens, offsets, 2, np.array([[0, 1]], np.int32))
+    for scheme in ("bottom", "minhash"):
+        for desc in ("shingles", "lexical"):
+            detect(tokens, offsets, np.arange(3), DedupConfig(description=desc, scheme=scheme, n=4, t=1))
     KC.distinct_per_group(np.zeros(1, np.int64), np.ones(1, np.int64), np.zeros(1, np.int64), 1)
+    del tk
     print(f"numba kernels ready ({time.perf_counter() - t:.1f} s)")
 
 

@@ -92,3 +92,16 @@ def test_matches_reference_tokenizer(texts):
         ref_toks, ref_spans = naive.tokenize(text)
         assert toks == ref_toks
         assert spans == [list(s) for s in ref_spans]
+
+
+def test_threaded_tokenizer_equals_serial():
+    import random
+    rng = random.Random(3)
+    words = ["Alpha", "beta", "ΓΑΜΜΑ", "İzmir", "naïve", "日本語", "x²", "don't"]
+    texts = [" ".join(rng.choice(words) for _ in range(rng.randint(0, 60))) for _ in range(3000)]
+    texts[5] = None
+    one = tokenize_arrow(pa.array(texts), workers=1)
+    two = tokenize_arrow(pa.array(texts), workers=2, parallel_min_bytes=0, chunk_bytes=4096)
+    assert one.vocab == two.vocab
+    for name in ("tokens", "doc_offsets", "span_start", "span_end"):
+        assert np.array_equal(getattr(one, name), getattr(two, name)), name

@@ -5,18 +5,11 @@ import numpy as np
 from numba import njit
 
 from ..config import NJIT
+from .hashing import FNV_OFFSET as _FNV_OFFSET
+from .hashing import FNV_PRIME as _FNV_PRIME
+from .hashing import mix64 as _mix
 
 EMPTY = np.uint64(0xFFFFFFFFFFFFFFFF)
-
-
-@njit(**NJIT)
-def _mix(h):
-    h ^= h >> np.uint64(33)
-    h *= np.uint64(0xFF51AFD7ED558CCD)
-    h ^= h >> np.uint64(33)
-    h *= np.uint64(0xC4CEB9FE1A85EC53)
-    h ^= h >> np.uint64(33)
-    return h
 
 
 @njit(**NJIT)
