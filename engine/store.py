@@ -360,6 +360,97 @@ class Store:
         return self.query("SELECT dedup_id, run_id, raw, created, config, summary FROM dedup_runs"
                           " WHERE snapshot_id = ? ORDER BY dedup_id", [snapshot_id])
 
+    # -- view queries (the dashboard's; LIMIT or aggregation, never a whole table)
+    def phrase_table(self, run_id: int, search: str = "", site: str = "", min_sites: int = 1,
+                     limit: int = 500) -> pl.DataFrame:
+        """Maximal phrases of a run by psi, filtered by text, site and number of sites."""
+        sql = ["SELECT p.phrase_id, p.phrase, p.length, p.df, p.occurrences, p.sites, p.psi FROM run_phrases p"
+               " WHERE p.run_id = ? AND p.maximal"]
+        params: list = [run_id]
+        if search:
+            sql.append("AND p.phrase ILIKE ?")
+            params.append(f"%{search.lower()}%")
+        if min_sites > 1:
+            sql.append("AND p.sites >= ?")
+            params.append(min_sites)
+        if site:
+            sql.append("AND p.phrase_id IN (SELECT o.phrase_id FROM run_occurrences o JOIN documents d"
+                       " ON d.snapshot_id = (SELECT snapshot_id FROM runs WHERE run_id = ?)"
+                       " AND d.doc_index = o.doc_index WHERE o.run_id = ? AND d.site = ?)")
+            params += [run_id, run_id, site]
+        sql.append("ORDER BY p.psi DESC, p.length DESC, p.phrase LIMIT ?")
+        params.append(limit)
+        return self.query(" ".join(sql), params)
+
+    def phrase_occurrences(self, run_id: int, snapshot_id: str, phrase_id: int, limit: int = 30) -> pl.DataFrame:
+        return self.query(
+            "SELECT o.doc_index, o.token_pos, d.doc_id, d.site, d.url FROM run_occurrences o"
+            " JOIN documents d ON d.snapshot_id = ? AND d.doc_index = o.doc_index"
+            " WHERE o.run_id = ? AND o.phrase_id = ? ORDER BY o.doc_index, o.token_pos LIMIT ?",
+            [snapshot_id, run_id, phrase_id, limit])
+
+    def phrase_sites(self, run_id: int, snapshot_id: str, phrase_id: int) -> pl.DataFrame:
+        return self.query(
+            "SELECT d.site, count(DISTINCT o.doc_index) AS documents, count(*) AS occurrences"
+            " FROM run_occurrences o JOIN documents d ON d.snapshot_id = ? AND d.doc_index = o.doc_index"
+            " WHERE o.run_id = ? AND o.phrase_id = ? GROUP BY d.site ORDER BY documents DESC, d.site",
+            [snapshot_id, run_id, phrase_id])
+
+    def site_ranking(self, run_id: int, snapshot_id: str) -> pl.DataFrame:
+        """Per site: documents, tokens, covered tokens, coverage, median and p90 contamination."""
+        return self.query(
+            "WITH dc AS (SELECT d.site, d.n_tokens, r.covered_tokens,"
+            "  CASE WHEN d.n_tokens > 0 THEN r.covered_tokens / d.n_tokens ELSE 0.0 END AS contamination"
+            "  FROM run_documents r JOIN documents d ON d.snapshot_id = ? AND d.doc_index = r.doc_index"
+            "  WHERE r.run_id = ?)"
+            " SELECT site, count(*) AS documents, sum(n_tokens) AS tokens, sum(covered_tokens) AS covered_tokens,"
+            "  CASE WHEN sum(n_tokens) > 0 THEN sum(covered_tokens) / sum(n_tokens) ELSE 0.0 END AS coverage,"
+            "  quantile_cont(contamination, 0.5) AS median_contamination,"
+            "  quantile_cont(contamination, 0.9) AS p90_contamination"
+            " FROM dc GROUP BY site ORDER BY covered_tokens DESC, site", [snapshot_id, run_id])
+
+    def site_top_phrases(self, run_id: int, snapshot_id: str, k: int = 3) -> pl.DataFrame:
+        return self.query(
+            "WITH ps AS (SELECT d.site, p.phrase, p.psi,"
+            "  row_number() OVER (PARTITION BY d.site ORDER BY p.psi DESC, p.phrase) AS k"
+            "  FROM (SELECT DISTINCT o.phrase_id, o.doc_index FROM run_occurrences o WHERE o.run_id = ?) o"
+            "  JOIN documents d ON d.snapshot_id = ? AND d.doc_index = o.doc_index"
+            "  JOIN run_phrases p ON p.run_id = ? AND p.phrase_id = o.phrase_id"
+            "  GROUP BY d.site, p.phrase, p.psi)"
+            " SELECT site, string_agg(left(phrase, 60), ' | ' ORDER BY k) AS top_phrases FROM ps"
+            " WHERE k <= ? GROUP BY site", [run_id, snapshot_id, run_id, k])
+
+    def contamination_histogram(self, run_id: int, snapshot_id: str, sites: tuple = (),
+                                bins: int = 20) -> pl.DataFrame:
+        """Documents per contamination bin, binned in SQL, per site (or the
+        whole corpus when ``sites`` is empty)."""
+        site_sql = "d.site" if sites else "'(all sites)'"
+        where = f" AND d.site IN ({', '.join('?' * len(sites))})" if sites else ""
+        return self.query(
+            f"SELECT {site_sql} AS site, least(floor(CASE WHEN d.n_tokens > 0 THEN r.covered_tokens / d.n_tokens"
+            f"  ELSE 0 END * {int(bins)}), {int(bins) - 1})::INTEGER AS bin, count(*) AS documents"
+            " FROM run_documents r JOIN documents d ON d.snapshot_id = ? AND d.doc_index = r.doc_index"
+            f" WHERE r.run_id = ?{where} GROUP BY ALL ORDER BY site, bin", [snapshot_id, run_id, *sites])
+
+    def documents_in_bin(self, run_id: int, snapshot_id: str, site: str, b: int, bins: int = 20,
+                         limit: int = 200) -> pl.DataFrame:
+        """The documents of one histogram bar (site may be '(all sites)')."""
+        where = "" if site == "(all sites)" else " AND d.site = ?"
+        params = [snapshot_id, run_id] + ([] if site == "(all sites)" else [site]) + [b, limit]
+        return self.query(
+            "SELECT d.doc_index, d.doc_id, d.site, d.url, d.n_tokens, r.covered_tokens,"
+            " CASE WHEN d.n_tokens > 0 THEN r.covered_tokens / d.n_tokens ELSE 0.0 END AS contamination"
+            " FROM run_documents r JOIN documents d ON d.snapshot_id = ? AND d.doc_index = r.doc_index"
+            f" WHERE r.run_id = ?{where} AND least(floor(CASE WHEN d.n_tokens > 0 THEN r.covered_tokens / d.n_tokens"
+            f"  ELSE 0 END * {int(bins)}), {int(bins) - 1})::INTEGER = ? ORDER BY contamination DESC, d.doc_id LIMIT ?",
+            params)
+
+    def document_spans(self, run_id: int, doc_index: int) -> pl.DataFrame:
+        return self.query(
+            "SELECT s.char_start, s.char_end, s.token_start, s.token_end, p.phrase, p.df FROM run_spans s"
+            " JOIN run_phrases p ON p.run_id = s.run_id AND p.phrase_id = s.phrase_id"
+            " WHERE s.run_id = ? AND s.doc_index = ? ORDER BY s.char_start", [run_id, doc_index])
+
     # -- decisions -----------------------------------------------------------
     def set_decision(self, phrase: str, decision: str | None, note: str = "") -> None:
         if decision is not None and decision not in DECISIONS:

@@ -53,10 +53,7 @@ b.metric("Covered tokens", f"{covered:,}")
 d.metric("Contamination", f"{(covered / n_tok if n_tok else 0):.1%}")
 st.caption(f"doc_id {doc['doc_id']} · {doc['site']} · {doc['url'] or ''}")
 
-spans = s.query(
-    "SELECT s.char_start, s.char_end, s.token_start, s.token_end, p.phrase, p.df FROM run_spans s"
-    " JOIN run_phrases p ON p.run_id = s.run_id AND p.phrase_id = s.phrase_id"
-    " WHERE s.run_id = ? AND s.doc_index = ? ORDER BY s.char_start", [run_id, doc_index])
+spans = s.document_spans(run_id, doc_index)
 decisions = c.decisions_map(s)
 remove = st.toggle("Show the text with noise spans removed", key="document.clean")
 text = doc["text"] or ""

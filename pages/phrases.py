@@ -16,41 +16,17 @@ info = c.snapshot_info(s.path, sid)
 
 @st.cache_data(show_spinner=False, max_entries=128)
 def phrase_table(db, run_id, search, site, min_sites, limit):
-    sql = ["SELECT p.phrase_id, p.phrase, p.length, p.df, p.occurrences, p.sites, p.psi FROM run_phrases p"
-           " WHERE p.run_id = ? AND p.maximal"]
-    params = [run_id]
-    if search:
-        sql.append("AND p.phrase ILIKE ?")
-        params.append(f"%{search.lower()}%")
-    if min_sites > 1:
-        sql.append("AND p.sites >= ?")
-        params.append(min_sites)
-    if site:
-        sql.append("AND p.phrase_id IN (SELECT o.phrase_id FROM run_occurrences o JOIN documents d"
-                   " ON d.snapshot_id = (SELECT snapshot_id FROM runs WHERE run_id = ?) AND d.doc_index = o.doc_index"
-                   " WHERE o.run_id = ? AND d.site = ?)")
-        params += [run_id, run_id, site]
-    sql.append("ORDER BY p.psi DESC, p.length DESC, p.phrase LIMIT ?")
-    params.append(limit)
-    return c._store(db).query(" ".join(sql), params)
+    return c._store(db).phrase_table(run_id, search, site, min_sites, limit)
 
 
 @st.cache_data(show_spinner=False, max_entries=128)
 def occurrences(db, run_id, sid, phrase_id, limit):
-    return c._store(db).query(
-        "SELECT o.doc_index, o.token_pos, d.doc_id, d.site, d.url FROM run_occurrences o"
-        " JOIN documents d ON d.snapshot_id = ? AND d.doc_index = o.doc_index"
-        " WHERE o.run_id = ? AND o.phrase_id = ? ORDER BY o.doc_index, o.token_pos LIMIT ?",
-        [sid, run_id, phrase_id, limit])
+    return c._store(db).phrase_occurrences(run_id, sid, phrase_id, limit)
 
 
 @st.cache_data(show_spinner=False, max_entries=128)
 def phrase_sites(db, run_id, sid, phrase_id):
-    return c._store(db).query(
-        "SELECT d.site, count(DISTINCT o.doc_index) AS documents, count(*) AS occurrences"
-        " FROM run_occurrences o JOIN documents d ON d.snapshot_id = ? AND d.doc_index = o.doc_index"
-        " WHERE o.run_id = ? AND o.phrase_id = ? GROUP BY d.site ORDER BY documents DESC, d.site",
-        [sid, run_id, phrase_id])
+    return c._store(db).phrase_sites(run_id, sid, phrase_id)
 
 
 f1, f2, f3 = st.columns([2, 1, 1])

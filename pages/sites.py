@@ -13,52 +13,21 @@ BINS = 20
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def ranking(db, run_id, sid):
-    return c._store(db).query(
-        "WITH dc AS (SELECT d.site, d.n_tokens, r.covered_tokens,"
-        "  CASE WHEN d.n_tokens > 0 THEN r.covered_tokens / d.n_tokens ELSE 0.0 END AS contamination"
-        "  FROM run_documents r JOIN documents d ON d.snapshot_id = ? AND d.doc_index = r.doc_index"
-        "  WHERE r.run_id = ?)"
-        " SELECT site, count(*) AS documents, sum(n_tokens) AS tokens, sum(covered_tokens) AS covered_tokens,"
-        "  CASE WHEN sum(n_tokens) > 0 THEN sum(covered_tokens) / sum(n_tokens) ELSE 0.0 END AS coverage,"
-        "  quantile_cont(contamination, 0.5) AS median_contamination,"
-        "  quantile_cont(contamination, 0.9) AS p90_contamination"
-        " FROM dc GROUP BY site ORDER BY covered_tokens DESC, site", [sid, run_id])
+    return c._store(db).site_ranking(run_id, sid)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def top_phrases(db, run_id, sid):
-    return c._store(db).query(
-        "WITH ps AS (SELECT d.site, p.phrase, p.psi, row_number() OVER (PARTITION BY d.site ORDER BY p.psi DESC, p.phrase) AS k"
-        "  FROM (SELECT DISTINCT o.phrase_id, o.doc_index FROM run_occurrences o WHERE o.run_id = ?) o"
-        "  JOIN documents d ON d.snapshot_id = ? AND d.doc_index = o.doc_index"
-        "  JOIN run_phrases p ON p.run_id = ? AND p.phrase_id = o.phrase_id"
-        "  GROUP BY d.site, p.phrase, p.psi)"
-        " SELECT site, string_agg(left(phrase, 60), ' | ' ORDER BY k) AS top_phrases FROM ps WHERE k <= 3 GROUP BY site",
-        [run_id, sid, run_id])
+    return c._store(db).site_top_phrases(run_id, sid)
 
 
 @st.cache_data(show_spinner=False, max_entries=128)
 def histogram(db, run_id, sid, sites: tuple):
-    """Documents per contamination bin (20 bins), per site or for the whole corpus."""
-    site_sql = "d.site" if sites else "'(all sites)'"
-    where = f" AND d.site IN ({', '.join('?' * len(sites))})" if sites else ""
-    return c._store(db).query(
-        f"SELECT {site_sql} AS site, least(floor(CASE WHEN d.n_tokens > 0 THEN r.covered_tokens / d.n_tokens"
-        f"  ELSE 0 END * {BINS}), {BINS - 1})::INTEGER AS bin, count(*) AS documents"
-        " FROM run_documents r JOIN documents d ON d.snapshot_id = ? AND d.doc_index = r.doc_index"
-        f" WHERE r.run_id = ?{where} GROUP BY ALL ORDER BY site, bin", [sid, run_id, *sites])
+    return c._store(db).contamination_histogram(run_id, sid, sites, BINS)
 
 
 def documents_in_bin(db, run_id, sid, site, b, limit=200):
-    """The documents of one histogram bar (site may be '(all sites)')."""
-    where = "" if site == "(all sites)" else " AND d.site = ?"
-    params = [sid, run_id] + ([] if site == "(all sites)" else [site]) + [b, limit]
-    return c._store(db).query(
-        "SELECT d.doc_index, d.doc_id, d.site, d.url, d.n_tokens, r.covered_tokens,"
-        " CASE WHEN d.n_tokens > 0 THEN r.covered_tokens / d.n_tokens ELSE 0.0 END AS contamination"
-        " FROM run_documents r JOIN documents d ON d.snapshot_id = ? AND d.doc_index = r.doc_index"
-        f" WHERE r.run_id = ?{where} AND least(floor(CASE WHEN d.n_tokens > 0 THEN r.covered_tokens / d.n_tokens"
-        f"  ELSE 0 END * {BINS}), {BINS - 1})::INTEGER = ? ORDER BY contamination DESC, d.doc_id LIMIT ?", params)
+    return c._store(db).documents_in_bin(run_id, sid, site, b, BINS, limit)
 
 
 rank = ranking(s.path, run_id, sid).join(top_phrases(s.path, run_id, sid), on="site", how="left")

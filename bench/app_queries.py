@@ -1,0 +1,108 @@
+"""Dashboard query latency on a large store (the views' SQL, without caching).
+
+    python bench/app_queries.py [--docs 1000000]
+
+Builds a snapshot of short synthetic pages from 20 sites with site templates
+(bench/work/app-<docs>.parquet), ingests and mines it (sigma 20, L 10), then
+times every query a page runs when the user switches views or moves a filter:
+median of 5 after one warm-up.  Results: bench/results/app_queries.json / .md.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, ROOT)
+
+from engine.api import mine  # noqa: E402
+from engine.store import Store  # noqa: E402
+
+
+def make_snapshot(path, n_docs, seed=5):
+    rng = np.random.default_rng(seed)
+    words = np.array([f"w{i}" for i in range(50_000)])
+    sites = [f"site{i}.example" for i in range(20)]
+    templates = [(" ".join(rng.choice(words, 25)), " ".join(rng.choice(words, 30))) for _ in sites]
+    texts, urls, site_col = [], [], []
+    for d in range(n_docs):
+        s = int(rng.integers(0, len(sites)))
+        body = " ".join(words[np.minimum(rng.zipf(1.3, int(rng.integers(10, 40))), 49_999)])
+        head, foot = templates[s]
+        texts.append(f"{head}\n{body}\n{foot}")
+        urls.append(f"https://{sites[s]}/p{d}")
+        site_col.append(sites[s])
+    pq.write_table(pa.table({"doc_id": np.arange(n_docs), "site": site_col, "url": urls, "text": texts}), path)
+
+
+def timed(fn, runs=5):
+    fn()
+    samples = []
+    for _ in range(runs):
+        t = time.perf_counter()
+        fn()
+        samples.append(time.perf_counter() - t)
+    return statistics.median(samples)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--docs", type=int, default=1_000_000)
+    args = ap.parse_args()
+    work = os.path.join(HERE, "work")
+    os.makedirs(work, exist_ok=True)
+    snap = os.path.join(work, f"app-{args.docs}.parquet")
+    if not os.path.exists(snap):
+        make_snapshot(snap, args.docs)
+    db = os.path.join(work, f"app-{args.docs}.duckdb")
+    if not os.path.exists(db):
+        mine(snap, 20, 10, db=db)
+    st = Store(db)
+    try:
+        sid = st.latest_snapshot()
+        run = int(st.runs(sid)["run_id"][-1])
+        table = st.phrase_table(run)
+        pid = int(table["phrase_id"][0])
+        sites = st.query("SELECT DISTINCT site FROM documents WHERE snapshot_id = ? ORDER BY site LIMIT 2", [sid])["site"].to_list()
+        doc = int(st.query("SELECT min(doc_index) AS d FROM run_spans WHERE run_id = ?", [run])["d"][0])
+        queries = {
+            "phrases: table by psi": lambda: st.phrase_table(run),
+            "phrases: text search": lambda: st.phrase_table(run, search="w1"),
+            "phrases: site filter": lambda: st.phrase_table(run, site=sites[0]),
+            "phrases: min sites 3": lambda: st.phrase_table(run, min_sites=3),
+            "phrases: occurrences": lambda: st.phrase_occurrences(run, sid, pid),
+            "phrases: sites of a phrase": lambda: st.phrase_sites(run, sid, pid),
+            "sites: ranking": lambda: st.site_ranking(run, sid),
+            "sites: top phrases": lambda: st.site_top_phrases(run, sid),
+            "sites: corpus histogram": lambda: st.contamination_histogram(run, sid),
+            "sites: two sites histogram": lambda: st.contamination_histogram(run, sid, tuple(sites)),
+            "sites: documents of a bar": lambda: st.documents_in_bin(run, sid, "(all sites)", 10),
+            "document: text": lambda: st.document(sid, doc),
+            "document: spans": lambda: st.document_spans(run, doc),
+        }
+        rows = [{"query": k, "median_seconds": timed(f)} for k, f in queries.items()]
+        docs = int(st.scalar("SELECT documents FROM snapshots WHERE snapshot_id = ?", [sid]))
+    finally:
+        st.close()
+    os.makedirs(os.path.join(HERE, "results"), exist_ok=True)
+    with open(os.path.join(HERE, "results", "app_queries.json"), "w") as fh:
+        json.dump({"documents": docs, "rows": rows}, fh, indent=1)
+    md = [f"Dashboard queries on a store of {docs:,} documents (median of 5, no cache):", "",
+          "| query | median ms |", "|---|---:|"] + [f"| {r['query']} | {1000 * r['median_seconds']:.1f} |"
+                                                   for r in rows] + [""]
+    with open(os.path.join(HERE, "results", "app_queries.md"), "w") as fh:
+        fh.write("\n".join(md))
+    print("\n".join(md))
+
+
+if __name__ == "__main__":
+    main()
