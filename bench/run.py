@@ -3,9 +3,10 @@
     python bench/run.py --suite quick     # make bench: a few million tokens, ~10 minutes
     python bench/run.py --suite full      # make bench-full: webdocs, prose, scaling to 80M
 
-Every configuration: one warm-up run (its time, numba compile or cache load
-included, is reported apart), then the median of --runs runs, each in its own
-process so its peak RSS is its own.  Results: bench/results/<suite>.json and
+Every configuration: one warm-up run per method (its time is reported apart,
+as is the time to load the compiled kernels from numba's cache), then the
+median of --runs runs, each in its own process so its peak RSS is its own;
+the methods' runs are interleaved so that the machine's drift hits all alike.  Results: bench/results/<suite>.json and
 .md, and a plotly chart (.html, and .png when kaleido finds a Chrome).
 """
 from __future__ import annotations
@@ -46,9 +47,18 @@ def run_worker(path, algo, sigma, L, workers=None):
     return out
 
 
-def measure(path, algo, sigma, L, runs, workers=None):
-    warm = run_worker(path, algo, sigma, L, workers)
-    samples = [run_worker(path, algo, sigma, L, workers) for _ in range(runs)]
+def measure_all(path, methods, sigma, L, runs, workers=None):
+    """Every method of one configuration, runs interleaved (round robin) so
+    that the machine's drift hits all methods alike."""
+    warm = {m: run_worker(path, m, sigma, L, workers) for m in methods}
+    samples = {m: [] for m in methods}
+    for _ in range(runs):
+        for m in methods:
+            samples[m].append(run_worker(path, m, sigma, L, workers))
+    return {m: summarize(m, sigma, L, warm[m], samples[m], runs) for m in methods}
+
+
+def summarize(algo, sigma, L, warm, samples, runs):
     secs = [s["seconds"] for s in samples]
     rss = [s["peak_rss"] for s in samples]
     return {
@@ -175,9 +185,8 @@ def main():
     rows = []
     for name, path, sigma, L, methods in cfg + scaling:
         cn = shape(path)
-        for algo in methods:
-            print(f"{name}: {algo} sigma {sigma} L {L} ...", file=sys.stderr, flush=True)
-            r = measure(path, algo, sigma, L, args.runs)
+        print(f"{name}: {', '.join(methods)} sigma {sigma} L {L} ...", file=sys.stderr, flush=True)
+        for algo, r in measure_all(path, methods, sigma, L, args.runs).items():
             r.update(corpus=name, c_over_n=cn, scaling=(name, path, sigma, L, methods) in scaling)
             rows.append(r)
     # ratios and agreement within each configuration
