@@ -202,6 +202,27 @@ def write_files(out: str, frames: dict[str, pl.DataFrame], summary_name: str, su
         raise BoilerscopeError(f"cannot write results to {out} ({exc.strerror or exc}); pick another --out") from None
 
 
+def _open_store(source: str, db: str | None, store: Store | None) -> tuple[Store, bool]:
+    """The store to use and whether we own it (a .duckdb source is the store)."""
+    if store is not None:
+        return store, False
+    if is_store(source):
+        if not os.path.exists(source):
+            raise BoilerscopeError(f"{source}: store not found; ingest a snapshot first")
+        db = source
+    return Store(db or DEFAULT_DB), True
+
+
+def _snapshot_of(st: Store, source: str, snapshot: str | None, progress) -> str:
+    """The snapshot a source names: a store's (latest or given), or a file ingested first."""
+    if is_store(source):
+        sid = snapshot or st.latest_snapshot()
+        if not st.has_snapshot(sid):
+            raise BoilerscopeError(f"snapshot {sid} is not in {st.path}; see 'boilerscope runs'")
+        return sid
+    return ingest(source, progress=progress is True, store=st)[0]
+
+
 def mine(source: str, sigma=DEFAULT_SIGMA, min_len=DEFAULT_MIN_LEN, *,
          algo: str = DEFAULT_ALGO, db: str | None = None, out: str | None = None,
          snapshot: str | None = None, progress: bool = False,
@@ -244,21 +265,11 @@ def mine(source: str, sigma=DEFAULT_SIGMA, min_len=DEFAULT_MIN_LEN, *,
         raise BoilerscopeError(f"unknown algorithm '{algo}'; choose one of {', '.join(ALGOS)}")
     if out is not None:
         check_out_dir(out)
-    if store is None and is_store(source):
-        if not os.path.exists(source):
-            raise BoilerscopeError(f"{source}: store not found; ingest a snapshot first")
-        db = source
-    own = store is None
     timings: dict = {}
-    st = store or Store(db or DEFAULT_DB)
+    st, own = _open_store(source, db, store)
     try:
         t = time.perf_counter()
-        if is_store(source):
-            sid = snapshot or st.latest_snapshot()
-            if not st.has_snapshot(sid):
-                raise BoilerscopeError(f"snapshot {sid} is not in {st.path}; see 'boilerscope runs'")
-        else:
-            sid, _ = ingest(source, progress=progress is True, store=st)
+        sid = _snapshot_of(st, source, snapshot, progress)
         timings["ingest"] = time.perf_counter() - t
 
         t = time.perf_counter()
@@ -363,17 +374,9 @@ def dedup(source: str, *, run: int | None = None, raw: bool = False, config=None
         raise BoilerscopeError("give --run or --raw, not both")
     if out is not None:
         check_out_dir(out)
-    if store is None and is_store(source):
-        if not os.path.exists(source):
-            raise BoilerscopeError(f"{source}: store not found; ingest a snapshot first")
-        db = source
-    own = store is None
-    st = store or Store(db or DEFAULT_DB)
+    st, own = _open_store(source, db, store)
     try:
-        if is_store(source):
-            sid = snapshot or st.latest_snapshot()
-        else:
-            sid, _ = ingest(source, progress=progress is True, store=st)
+        sid = _snapshot_of(st, source, snapshot, progress)
         if run is not None:
             info = st.run(run)
             if info is None or info["snapshot_id"] != sid:
