@@ -151,6 +151,21 @@ class MiningResult:
     stats: dict = field(default_factory=dict)
 
 
+def check_input(tokens, doc_offsets, sigma: int, min_len: int, min_sigma: int = 1):
+    """Validated contiguous (int32 tokens, int64 offsets) for a miner."""
+    tokens = np.ascontiguousarray(tokens, dtype=np.int32)
+    doc_offsets = np.ascontiguousarray(doc_offsets, dtype=np.int64)
+    if sigma < min_sigma:
+        raise ValueError(f"sigma must be >= {min_sigma}")
+    if min_len < 2:
+        raise ValueError("min_len must be >= 2")
+    if tokens.shape[0] >= 2**31 - 1:
+        raise ValueError("at most 2^31 - 2 tokens per run")
+    if doc_offsets.shape[0] < 1 or doc_offsets[0] != 0 or doc_offsets[-1] != tokens.shape[0]:
+        raise ValueError("doc_offsets must start at 0 and end at len(tokens)")
+    return tokens, doc_offsets
+
+
 def filter_bytes_for(n_tokens: int) -> int:
     """Counter array size: a power of two about a third of the token count,
     1 MiB to 16 MiB (one byte per counter).  Measured on webdocs (48M
@@ -284,16 +299,7 @@ def mine_tokens(tokens, doc_offsets, vocab_size: int, sigma: int, min_len: int,
     -------
     MiningResult
     """
-    tokens = np.ascontiguousarray(tokens, dtype=np.int32)
-    doc_offsets = np.ascontiguousarray(doc_offsets, dtype=np.int64)
-    if sigma < 1:
-        raise ValueError("sigma must be >= 1")
-    if min_len < 2:
-        raise ValueError("min_len must be >= 2")
-    if tokens.shape[0] >= 2**31 - 1:
-        raise ValueError("at most 2^31 - 2 tokens per run")
-    if doc_offsets.shape[0] < 1 or doc_offsets[0] != 0 or doc_offsets[-1] != tokens.shape[0]:
-        raise ValueError("doc_offsets must start at 0 and end at len(tokens)")
+    tokens, doc_offsets = check_input(tokens, doc_offsets, sigma, min_len)
     workers = workers or default_workers()
     fbytes = filter_bytes or filter_bytes_for(tokens.shape[0])
     if fbytes & (fbytes - 1):

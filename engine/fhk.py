@@ -37,7 +37,7 @@ import time
 
 import numpy as np
 
-from .bloomspan import MiningResult
+from .bloomspan import MiningResult, check_input
 from .config import KERNEL_LOCK
 from .kernels import coverage as C
 from .kernels import fhk as K
@@ -54,12 +54,8 @@ def suffix_array(text: np.ndarray) -> np.ndarray:
 def mine_tokens_fhk(tokens, doc_offsets, vocab_size: int, sigma: int, min_len: int,
                     *, progress=None, **_ignored) -> MiningResult:
     """Same contract as :func:`engine.bloomspan.mine_tokens`, by suffix array."""
-    tokens = np.ascontiguousarray(tokens, dtype=np.int32)
-    doc_offsets = np.ascontiguousarray(doc_offsets, dtype=np.int64)
-    if sigma < 2:
-        raise ValueError("fhk needs sigma >= 2 (at sigma 1 every document is its own answer; use bloomspan)")
-    if min_len < 2:
-        raise ValueError("min_len must be >= 2")
+    # at sigma 1 every suffix is a frequent leaf: bloomspan handles it
+    tokens, doc_offsets = check_input(tokens, doc_offsets, sigma, min_len, min_sigma=2)
     n_docs = int(doc_offsets.shape[0] - 1)
     vocab_size = max(int(vocab_size), 1)
     report = progress or (lambda stage, frac: None)
