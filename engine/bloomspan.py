@@ -345,13 +345,15 @@ def mine_tokens(tokens, doc_offsets, vocab_size: int, sigma: int, min_len: int,
             for c in counters:  # reuse the bigram counters' memory
                 c.fill(0)
             lcounters = counters
-            run_parallel(lambda ir: K.lgram_count(tokens, doc_offsets, ir[1][0], ir[1][1], keep,
-                                                  min_len, lcounters[ir[0]]), list(enumerate(parts)))
+            run_parallel(lambda ir: K.lgram_filter(tokens, doc_offsets, ir[1][0], ir[1][1], keep, min_len,
+                                                   lcounters[ir[0]], threshold, first_counts[ir[0]], True),
+                         list(enumerate(parts)))
             for c in lcounters[1:]:
                 K.merge_counters(lcounters[0], c)
             lcounter = lcounters[0]
-            kept = run_parallel(lambda ir: K.lgram_pass(tokens, doc_offsets, ir[1][0], ir[1][1], keep,
-                                                        min_len, lcounter, threshold, first_counts[ir[0]]),
+            kept = run_parallel(lambda ir: K.lgram_filter(tokens, doc_offsets, ir[1][0], ir[1][1], keep,
+                                                          min_len, lcounter, threshold, first_counts[ir[0]],
+                                                          False),
                                 list(enumerate(parts)))
         else:
             kept = run_parallel(lambda ir: K.count_first(tokens, doc_offsets, ir[1][0], ir[1][1], keep,

@@ -129,18 +129,28 @@ def _roll_power(min_len):
 
 
 @njit(**NJIT)
-def lgram_count(tokens, doc_offsets, d_begin, d_end, keep, min_len, counters):
-    """Step 3b: count the L-gram at every kept position into saturating byte
-    counters (occurrences, an upper bound of df: no frequent L-gram is lost).
+def lgram_filter(tokens, doc_offsets, d_begin, d_end, keep, min_len, counters, threshold,
+                 first_count, counting):
+    """Steps 3b and 3c, one scan each: the L-gram of every kept position of
+    documents ``[d_begin, d_end)``.
+
+    ``counting`` true (3b): count it into saturating byte counters
+    (occurrences, an upper bound of df: no frequent L-gram is lost).
+    ``counting`` false (3c): drop the position when its counter is below
+    ``threshold``, count the survivors per first token; returns how many.
 
     The window hash is a polynomial rolling hash (mod 2^64) of the L ids,
     updated in O(1) per position, then mixed."""
     mask = np.uint64(counters.shape[0] - 1)
     pw = _roll_power(min_len)
+    kept = 0
     for d in range(d_begin, d_end):
         s = doc_offsets[d]
         e = doc_offsets[d + 1]
         if e - s < min_len:
+            if not counting:
+                for p in range(s, e):
+                    keep[p] = 0
             continue
         h = np.uint64(0)
         for k in range(min_len):
@@ -151,41 +161,18 @@ def lgram_count(tokens, doc_offsets, d_begin, d_end, keep, min_len, counters):
                     np.uint32(tokens[p + min_len - 1]))
             if keep[p]:
                 i = np.int64(_window_mix(h) & mask)
-                c = counters[i]
-                if c < 255:
-                    counters[i] = c + 1
-
-
-@njit(**NJIT)
-def lgram_pass(tokens, doc_offsets, d_begin, d_end, keep, min_len, counters, threshold,
-               first_count):
-    """Step 3c: drop kept positions whose L-gram fails the counting filter;
-    count the survivors per first token."""
-    mask = np.uint64(counters.shape[0] - 1)
-    pw = _roll_power(min_len)
-    kept = 0
-    for d in range(d_begin, d_end):
-        s = doc_offsets[d]
-        e = doc_offsets[d + 1]
-        if e - s < min_len:
-            for p in range(s, e):
-                keep[p] = 0
-            continue
-        h = np.uint64(0)
-        for k in range(min_len):
-            h = h * _ROLL + np.uint64(np.uint32(tokens[s + k]))
-        for p in range(s, e - min_len + 1):
-            if p > s:
-                h = (h - np.uint64(np.uint32(tokens[p - 1])) * pw) * _ROLL + np.uint64(
-                    np.uint32(tokens[p + min_len - 1]))
-            if keep[p]:
-                if counters[np.int64(_window_mix(h) & mask)] >= threshold:
+                if counting:
+                    c = counters[i]
+                    if c < 255:
+                        counters[i] = c + 1
+                elif counters[i] >= threshold:
                     first_count[tokens[p]] += 1
                     kept += 1
                 else:
                     keep[p] = 0
-        for p in range(e - min_len + 1, e):
-            keep[p] = 0
+        if not counting:
+            for p in range(e - min_len + 1, e):
+                keep[p] = 0
     return kept
 
 
