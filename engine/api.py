@@ -7,14 +7,12 @@
 """
 from __future__ import annotations
 
-import json
 import logging
 import math
 import os
 import re
 import resource
 import time
-import uuid
 from dataclasses import dataclass
 
 import numpy as np
@@ -25,6 +23,7 @@ from . import coverage as cov
 from .bloomspan import mine_tokens
 from .errors import BoilerscopeError
 from .fhk import mine_tokens_fhk
+from .files import ResultSet, atomic_file
 from .shape import choose_algorithm
 from .kernels import bloomspan as KB
 from .kernels import coverage as KC
@@ -39,6 +38,8 @@ DEFAULT_SIGMA = 20
 DEFAULT_MIN_LEN = 10
 ALGOS = ("auto", "bloomspan", "fhk")
 DEFAULT_ALGO = "auto"
+#: sigma and L are counts of documents and tokens: both fit in 31 bits.
+MAX_COUNT = 2**31 - 2
 
 
 @dataclass
@@ -66,6 +67,8 @@ def parse_sigma(value, n_docs: int) -> int:
         sigma = int(text)
         if sigma < 1:
             raise BoilerscopeError("sigma must be at least 1 (a document count like 20 or a share like 0.5%)")
+        if sigma > MAX_COUNT:
+            raise BoilerscopeError(f"sigma {text} is larger than any snapshot can hold; give at most {MAX_COUNT}")
         return sigma
     raise BoilerscopeError(
         f"sigma '{text}' is not a number; give a document count like 20 or a share like 0.5%")
@@ -78,20 +81,9 @@ def check_min_len(min_len) -> int:
         raise BoilerscopeError(f"min length '{min_len}' is not a whole number; give L >= 2") from None
     if value < 2:
         raise BoilerscopeError(f"min length {value} is too small; give L >= 2")
+    if value > MAX_COUNT:
+        raise BoilerscopeError(f"min length {value} is longer than any document can be; give at most {MAX_COUNT}")
     return value
-
-
-def check_out_dir(out: str) -> None:
-    """Fail early (before any work) when ``out`` cannot be written."""
-    try:
-        os.makedirs(out, exist_ok=True)
-        probe = os.path.join(out, f".probe-{uuid.uuid4().hex}")
-        with open(probe, "w"):
-            pass
-        os.remove(probe)
-    except OSError as exc:
-        raise BoilerscopeError(
-            f"cannot write to {out} ({exc.strerror or exc}); pick another --out folder") from None
 
 
 def is_store(path: str) -> bool:
@@ -178,30 +170,6 @@ def phrase_frames(tokens, doc_offsets, vocab, site_index, n_sites, res):
     return allp, phrases, occ
 
 
-def write_files(out: str, frames: dict[str, pl.DataFrame], summary_name: str, summary: dict) -> None:
-    """Parquet files and a JSON summary into ``out``, each under a temporary
-    name and then renamed: never half-written."""
-    check_out_dir(out)
-    tmp_names = []
-    try:
-        for name, frame in frames.items():
-            tmp = os.path.join(out, f".{name}.{uuid.uuid4().hex}.tmp")
-            tmp_names.append((tmp, os.path.join(out, name)))
-            frame.write_parquet(tmp, compression="zstd", statistics=True)
-        tmp = os.path.join(out, f".{summary_name}.{uuid.uuid4().hex}.tmp")
-        tmp_names.append((tmp, os.path.join(out, summary_name)))
-        with open(tmp, "w", encoding="utf-8") as fh:
-            json.dump(summary, fh, indent=2, sort_keys=True)
-            fh.write("\n")
-        for tmp, final in tmp_names:
-            os.replace(tmp, final)
-    except OSError as exc:
-        for tmp, _ in tmp_names:
-            if os.path.exists(tmp):
-                os.remove(tmp)
-        raise BoilerscopeError(f"cannot write results to {out} ({exc.strerror or exc}); pick another --out") from None
-
-
 def _open_store(source: str, db: str | None, store: Store | None) -> tuple[Store, bool]:
     """The store to use and whether we own it (a .duckdb source is the store)."""
     if store is not None:
@@ -263,8 +231,7 @@ def mine(source: str, sigma=DEFAULT_SIGMA, min_len=DEFAULT_MIN_LEN, *,
     min_len = check_min_len(min_len)
     if algo not in ALGOS:
         raise BoilerscopeError(f"unknown algorithm '{algo}'; choose one of {', '.join(ALGOS)}")
-    if out is not None:
-        check_out_dir(out)
+    result_set = ResultSet(out) if out is not None else None
     timings: dict = {}
     st, own = _open_store(source, db, store)
     try:
@@ -284,8 +251,6 @@ def mine(source: str, sigma=DEFAULT_SIGMA, min_len=DEFAULT_MIN_LEN, *,
 
         compile_s = _warm_up()
 
-        if algo == "fhk" and sigma_n < 2:
-            raise BoilerscopeError("--algo fhk needs sigma >= 2; use bloomspan for sigma 1")
         t = time.perf_counter()
         choice = {}
         used = algo
@@ -338,18 +303,29 @@ def mine(source: str, sigma=DEFAULT_SIGMA, min_len=DEFAULT_MIN_LEN, *,
         }
         summary["seconds"]["total"] = round(time.perf_counter() - t_start, 4)
         summary["peak_rss_bytes"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-        t = time.perf_counter()
+        t_store = time.perf_counter()
+
+        def finish(run_id: int) -> None:
+            # inside the run's transaction: the summary gets its run id and the
+            # result files are written before the commit (a failure rolls back)
+            summary["run_id"] = run_id
+            timings["store"] = time.perf_counter() - t_store
+            summary["seconds"] = {k: round(v, 4) for k, v in timings.items()}
+            summary["seconds"]["total"] = round(time.perf_counter() - t_start, 4)
+            summary["peak_rss_bytes"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+            if result_set is not None:
+                result_set.prepare({"phrases.parquet": phrases, "documents.parquet": documents,
+                                    "sites.parquet": sites}, "summary.json", summary)
+
         run_id = st.add_run(sid, sigma_n, min_len, algo, {
             "run_phrases": allp, "run_occurrences": occ,
-            "run_documents": run_docs, "run_spans": spans}, summary)
-        timings["store"] = time.perf_counter() - t
-        summary["run_id"] = run_id
-        summary["seconds"] = {k: round(v, 4) for k, v in timings.items()}
-        summary["seconds"]["total"] = round(time.perf_counter() - t_start, 4)
-        summary["peak_rss_bytes"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-        if out is not None:
-            write_files(out, {"phrases.parquet": phrases, "documents.parquet": documents,
-                              "sites.parquet": sites}, "summary.json", summary)
+            "run_documents": run_docs, "run_spans": spans}, summary, before_commit=finish)
+        if result_set is not None:
+            try:
+                result_set.publish()
+            except BoilerscopeError:
+                st.delete_run(run_id)
+                raise
         return Run(run_id=run_id, snapshot_id=sid, phrases=phrases, documents=documents,
                    sites=sites, summary=summary)
     finally:
@@ -372,8 +348,7 @@ def dedup(source: str, *, run: int | None = None, raw: bool = False, config=None
     cfg.check()
     if run is not None and raw:
         raise BoilerscopeError("give --run or --raw, not both")
-    if out is not None:
-        check_out_dir(out)
+    result_set = ResultSet(out) if out is not None else None
     st, own = _open_store(source, db, store)
     try:
         sid = _snapshot_of(st, source, snapshot, progress)
@@ -393,12 +368,85 @@ def dedup(source: str, *, run: int | None = None, raw: bool = False, config=None
                          keep=keep, vocab=st.vocabulary(sid), progress=progress if callable(progress) else bar.stage)
         summary = {"tool": "boilerscope", "version": __version__, "snapshot_id": sid, "run_id": run,
                    "raw": raw, **res.summary}
-        did = st.add_dedup(sid, run, raw, res.summary["config"], res.clusters, res.pairs, summary)
-        summary["dedup_id"] = did
-        if out is not None:
-            write_files(out, {"clusters.parquet": res.clusters, "pairs.parquet": res.pairs},
-                        "dedup_summary.json", summary)
+
+        def finish(did: int) -> None:
+            summary["dedup_id"] = did
+            if result_set is not None:
+                result_set.prepare({"clusters.parquet": res.clusters, "pairs.parquet": res.pairs},
+                                   "dedup_summary.json", summary)
+
+        did = st.add_dedup(sid, run, raw, res.summary["config"], res.clusters, res.pairs, summary,
+                           before_commit=finish)
+        if result_set is not None:
+            result_set.publish()
         return {**summary, "clusters_frame": res.clusters, "pairs_frame": res.pairs}
+    finally:
+        if own:
+            st.close()
+
+
+def _same_file(a: str, b: str) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return os.path.realpath(a) == os.path.realpath(b)
+
+
+def clean(source: str, *, run: int, stoplist: str, out: str, db: str | None = None,
+          force: bool = False, progress=False, store: Store | None = None) -> pl.DataFrame:
+    """Write a cleaned snapshot: the run's snapshot with the noise phrases cut
+    (the cut rule of :mod:`engine.clean`).
+
+    Parameters
+    ----------
+    source : str
+        The store holding the run (``.duckdb``), or the snapshot file the run
+        was mined from (checked: its content must be the run's snapshot).
+    run : int
+        The run whose snapshot and L are used.
+    stoplist : str
+        The stop-phrase list (CSV or JSON, as exported by the dashboard).
+    out : str
+        The cleaned snapshot (``.parquet``); never the source, the stoplist
+        or the store, and an existing file only with ``force``.
+
+    Returns
+    -------
+    polars.DataFrame
+        Before/after figures per site and an ``(all sites)`` row.
+    """
+    from .clean import clean_store, read_stoplist
+    if not str(out).lower().endswith(".parquet"):
+        raise BoilerscopeError(f"{out}: the cleaned snapshot is written as .parquet; give a .parquet --out")
+    db_path = source if is_store(source) else (db or DEFAULT_DB)
+    for name, path in (("the snapshot", source), ("the stop-phrase list", stoplist), ("the store", db_path)):
+        if os.path.exists(path) and _same_file(out, path):
+            raise BoilerscopeError(f"--out {out} is {name}; write the cleaned snapshot to another file")
+    if os.path.exists(out) and not force:
+        raise BoilerscopeError(f"{out} already exists; give another --out or add --force to replace it")
+    if not is_store(source) and not os.path.exists(source):
+        raise BoilerscopeError(f"{source}: file not found; give the store or the snapshot the run was mined from")
+    noise, keep = read_stoplist(stoplist)
+    own = store is None
+    if own and not os.path.exists(db_path):
+        raise BoilerscopeError(f"{db_path}: store not found; mine the snapshot first")
+    st = store or Store(db_path, read_only=True)
+    try:
+        info = st.run(run)
+        if info is None:
+            raise BoilerscopeError(f"run {run} is not in {st.path}; 'boilerscope runs' lists them")
+        sid = info["snapshot_id"]
+        if not is_store(source):
+            given = load(source).snapshot_id
+            if given != sid:
+                raise BoilerscopeError(
+                    f"{source} is not the snapshot of run {run} (that run mined snapshot {sid}); "
+                    "give the run's snapshot or the store")
+        with Progress("clean", total=None, enabled=progress is True):
+            cleaned, figures = clean_store(st, sid, int(info["min_len"]), noise, keep)
+        with atomic_file(out, "the cleaned snapshot") as tmp:
+            cleaned.select("doc_id", "site", "url", "text").write_parquet(tmp, compression="zstd")
+        return figures
     finally:
         if own:
             st.close()

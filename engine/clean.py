@@ -74,24 +74,44 @@ def cut_text(text: str, span_start, span_end, cut) -> str:
 
 def read_stoplist(path: str) -> tuple[list[str], list[str]]:
     """A stop-phrase list exported by the dashboard (CSV or JSON): phrase and
-    decision columns.  Returns (noise, keep)."""
+    decision columns (decision one of noise, keep, unsure).  Returns (noise,
+    keep).  Anything else (other columns, rows of another shape, an
+    unterminated quote, an unknown decision) is refused with one line."""
     if not os.path.exists(path):
         raise BoilerscopeError(f"{path}: stop-phrase list not found; export it from the Decisions page")
+    low = path.lower()
+    if not low.endswith((".csv", ".json")):
+        raise BoilerscopeError(f"{path}: a stop-phrase list is a .csv or .json file")
+    what = f"{path} is not a stop-phrase list"
     try:
-        if path.lower().endswith(".json"):
-            with open(path, encoding="utf-8") as fh:
+        with open(path, encoding="utf-8", newline="") as fh:
+            if low.endswith(".json"):
                 rows = json.load(fh)
-        elif path.lower().endswith(".csv"):
-            with open(path, encoding="utf-8", newline="") as fh:
-                rows = list(csv.DictReader(fh))
-        else:
-            raise BoilerscopeError(f"{path}: a stop-phrase list is a .csv or .json file")
-        noise = [r["phrase"] for r in rows if r.get("decision") == "noise"]
-        keep = [r["phrase"] for r in rows if r.get("decision") == "keep"]
-    except (ValueError, KeyError, TypeError, UnicodeDecodeError) as exc:
-        raise BoilerscopeError(
-            f"{path} is not a stop-phrase list ({exc}); it needs 'phrase' and 'decision' columns") from None
+            else:
+                reader = csv.DictReader(fh, strict=True)
+                if reader.fieldnames is None or not {"phrase", "decision"} <= set(reader.fieldnames):
+                    raise BoilerscopeError(
+                        f"{what}: it needs 'phrase' and 'decision' columns (found: "
+                        f"{', '.join(reader.fieldnames or []) or 'none'})")
+                rows = list(reader)
+    except (ValueError, csv.Error, UnicodeDecodeError) as exc:
+        raise BoilerscopeError(f"{what} ({_first_line(exc)}); export it again from the Decisions page") from None
+    if not isinstance(rows, list):
+        raise BoilerscopeError(f"{what}: the JSON must be a list of objects with 'phrase' and 'decision'")
+    noise, keep = [], []
+    for i, r in enumerate(rows):
+        if not isinstance(r, dict) or not isinstance(r.get("phrase"), str) or not isinstance(r.get("decision"), str):
+            raise BoilerscopeError(f"{what}: entry {i + 1} has no text 'phrase' and 'decision'")
+        if r["decision"] not in ("noise", "keep", "unsure"):
+            raise BoilerscopeError(f"{what}: entry {i + 1} has decision '{r['decision']}' "
+                                   "(noise, keep or unsure)")
+        (noise if r["decision"] == "noise" else keep if r["decision"] == "keep" else []).append(r["phrase"])
     return noise, keep
+
+
+def _first_line(exc: BaseException) -> str:
+    lines = str(exc).strip().splitlines()
+    return lines[0] if lines else type(exc).__name__
 
 
 def stoplist_frames(decisions: pl.DataFrame) -> tuple[bytes, bytes]:

@@ -5,10 +5,11 @@ Bad input prints one line (what is wrong, what to do) and exits with status 2.
 from __future__ import annotations
 
 import argparse
-import json
+import errno
 import logging
 import os
 import sys
+import threading
 
 from . import __version__
 from .errors import BoilerscopeError
@@ -18,6 +19,16 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message):  # one line, status 2
         self.exit(2, f"boilerscope: error: {message} (see 'boilerscope {self.prog.split()[-1]} --help')\n"
                   if " " in self.prog else f"boilerscope: error: {message} (see 'boilerscope --help')\n")
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is not a count of at least 1")
+    return value
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -40,7 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--db", default="boilerscope.duckdb", help="the store (default: %(default)s)")
     m.add_argument("--snapshot", default=None, help="snapshot id in a store holding several (default: latest)")
     m.add_argument("--out", default=None, help="folder for phrases/documents/sites.parquet and summary.json")
-    m.add_argument("--workers", type=int, default=None, help="threads (default: the cores)")
+    m.add_argument("--workers", type=_positive_int, default=None, help="threads (default: the cores)")
     m.add_argument("--quiet", action="store_true", help="no progress bars")
 
     r = sub.add_parser("runs", help="list the stored runs, or delete one")
@@ -53,6 +64,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--stoplist", required=True, help="stop-phrase list (CSV or JSON) exported by the dashboard")
     c.add_argument("--out", required=True, help="the cleaned snapshot (.parquet)")
     c.add_argument("--db", default="boilerscope.duckdb", help="the store when SOURCE is a snapshot")
+    c.add_argument("--force", action="store_true", help="replace --out if it exists (never the source)")
 
     dd = sub.add_parser("dedup", help="cluster near-duplicate documents (frequent closed itemsets)")
     dd.add_argument("source", help="a snapshot (ingested first) or a store (.duckdb)")
@@ -112,30 +124,9 @@ def _cmd_dashboard(args) -> int:
 
 
 def _cmd_clean(args) -> int:
-    import uuid
-
-    from .clean import clean_store, read_stoplist
-    from .store import Store
-    db = args.source if args.source.lower().endswith(".duckdb") else args.db
-    if not os.path.exists(db):
-        raise BoilerscopeError(f"{db}: store not found; mine the snapshot first")
-    if not args.out.lower().endswith(".parquet"):
-        raise BoilerscopeError(f"{args.out}: the cleaned snapshot is written as .parquet")
-    noise, keep = read_stoplist(args.stoplist)
-    with Store(db) as st:
-        run = st.run(args.run)
-        if run is None:
-            raise BoilerscopeError(f"run {args.run} is not in {db}; 'boilerscope runs' lists them")
-        cleaned, figures = clean_store(st, run["snapshot_id"], int(run["min_len"]), noise, keep)
-    folder = os.path.dirname(os.path.abspath(args.out))
-    tmp = os.path.join(folder, f".{os.path.basename(args.out)}.{uuid.uuid4().hex}.tmp")
-    try:
-        cleaned.select("doc_id", "site", "url", "text").write_parquet(tmp, compression="zstd")
-        os.replace(tmp, args.out)
-    except OSError as exc:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-        raise BoilerscopeError(f"cannot write {args.out} ({exc.strerror or exc}); pick another --out") from None
+    from .api import clean
+    figures = clean(args.source, run=args.run, stoplist=args.stoplist, out=args.out, db=args.db,
+                    force=args.force)
     total = figures.row(0, named=True)
     print(f"{args.out}: {total['documents']} documents, tokens {total['tokens_before']} -> "
           f"{total['tokens_after']} ({100 * total['cut_share']:.2f}% cut), mean length "
@@ -168,7 +159,7 @@ def _cmd_runs(args) -> int:
     from .store import Store
     if not os.path.exists(args.db):
         raise BoilerscopeError(f"{args.db}: store not found; run 'boilerscope ingest' or 'boilerscope mine' first")
-    with Store(args.db) as st:
+    with Store(args.db, read_only=args.delete is None) as st:
         if args.delete is not None:
             if not st.delete_run(args.delete):
                 raise BoilerscopeError(f"run {args.delete} is not in {args.db}; 'boilerscope runs' lists them")
@@ -186,6 +177,47 @@ def _cmd_runs(args) -> int:
     return 0
 
 
+_COMMANDS = {"ingest": _cmd_ingest, "mine": _cmd_mine, "runs": _cmd_runs,
+             "clean": _cmd_clean, "dashboard": _cmd_dashboard, "dedup": _cmd_dedup}
+
+#: Failures of the machine rather than of the code: one line, status 2.
+_STORAGE_ERRNOS = (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM)
+
+
+def _run(args) -> int:
+    """The command, with every failure turned into one line on stderr."""
+    try:
+        return _COMMANDS[args.command](args)
+    except BoilerscopeError as exc:
+        print(f"boilerscope: error: {exc}", file=sys.stderr)
+        return 2
+    except MemoryError:
+        print("boilerscope: error: out of memory; mine a smaller snapshot or raise --sigma", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        if exc.errno in _STORAGE_ERRNOS:
+            where = f" ({exc.filename})" if exc.filename else ""
+            print(f"boilerscope: error: {exc.strerror}{where}; free some space or check permissions, "
+                  "then run again (the store keeps what it had)", file=sys.stderr)
+            return 2
+        return _internal(exc)
+    except Exception as exc:  # an unexpected failure: one line, no traceback
+        return _internal(exc)
+
+
+def _internal(exc: BaseException) -> int:
+    if os.environ.get("BOILERSCOPE_DEBUG"):
+        raise exc
+    print(f"boilerscope: internal error: {type(exc).__name__}: {exc} "
+          "(set BOILERSCOPE_DEBUG=1 for details)", file=sys.stderr)
+    return 1
+
+
+def _interrupted() -> int:
+    print("boilerscope: interrupted; the store keeps every finished run", file=sys.stderr)
+    return 130
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -194,24 +226,41 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return 2
+    if args.command == "dashboard":  # Streamlit needs the main thread
+        try:
+            return _run(args)
+        except KeyboardInterrupt:
+            return _interrupted()
+    # The work runs in a worker thread so that Ctrl-C is seen at once even while
+    # a kernel runs (numba kernels cannot be interrupted): the main thread waits,
+    # and on SIGINT the process ends with 130 without committing anything.  Each
+    # run is one transaction and files are published by rename, so the store
+    # and the outputs keep what they had; leftovers are cleaned by the next run.
+    result: dict = {}
+
+    def work():
+        try:
+            result["status"] = _run(args)
+        except KeyboardInterrupt:
+            result["status"] = 130
+        except BaseException as exc:  # BOILERSCOPE_DEBUG re-raises: pass it on
+            result["error"] = exc
+
+    worker = threading.Thread(target=work, name="boilerscope-command", daemon=True)
     try:
-        return {"ingest": _cmd_ingest, "mine": _cmd_mine, "runs": _cmd_runs,
-                "clean": _cmd_clean, "dashboard": _cmd_dashboard, "dedup": _cmd_dedup}[args.command](args)
-    except BoilerscopeError as exc:
-        print(f"boilerscope: error: {exc}", file=sys.stderr)
-        return 2
+        worker.start()
+        while worker.is_alive():
+            worker.join(0.1)
     except KeyboardInterrupt:
-        print("boilerscope: interrupted; the store keeps every finished run", file=sys.stderr)
-        return 130
-    except MemoryError:
-        print("boilerscope: error: out of memory; mine a smaller snapshot or raise --sigma", file=sys.stderr)
-        return 2
-    except Exception as exc:  # an unexpected failure: one line, no traceback
-        if os.environ.get("BOILERSCOPE_DEBUG"):
-            raise
-        print(f"boilerscope: internal error: {type(exc).__name__}: {exc} "
-              "(set BOILERSCOPE_DEBUG=1 for details)", file=sys.stderr)
-        return 1
+        status = _interrupted()
+        sys.stderr.flush()
+        sys.stdout.flush()
+        os._exit(status)
+    if "error" in result:
+        raise result["error"]
+    if result.get("status") == 130:
+        return _interrupted()
+    return result["status"]
 
 
 def entry() -> None:

@@ -17,8 +17,8 @@ Steps
    frequent child is right-maximal; it is maximal when no group of its
    occurrences by left neighbour reaches sigma documents (explicit left
    maximality).
-Sigma 1 is not supported (there every suffix is a frequent leaf; BloomSpan
-handles it).
+At sigma 1 every suffix is a frequent leaf: :mod:`engine.sigma1` answers it
+with the same machinery at sigma 2 (whole documents).
 
 5. Coverage: every suffix gets the length of its longest frequent prefix (the
    deepest frequent interval holding it, assigned children-first with a
@@ -37,7 +37,7 @@ import time
 
 import numpy as np
 
-from .bloomspan import MiningResult, check_input
+from .result import MiningResult, check_input
 from .config import KERNEL_LOCK
 from .kernels import coverage as C
 from .kernels import fhk as K
@@ -54,10 +54,13 @@ def suffix_array(text: np.ndarray) -> np.ndarray:
 def mine_tokens_fhk(tokens, doc_offsets, vocab_size: int, sigma: int, min_len: int,
                     *, progress=None, **_ignored) -> MiningResult:
     """Same contract as :func:`engine.bloomspan.mine_tokens`, by suffix array."""
-    # at sigma 1 every suffix is a frequent leaf: bloomspan handles it
-    tokens, doc_offsets = check_input(tokens, doc_offsets, sigma, min_len, min_sigma=2)
+    tokens, doc_offsets = check_input(tokens, doc_offsets, sigma, min_len)
     n_docs = int(doc_offsets.shape[0] - 1)
     vocab_size = max(int(vocab_size), 1)
+    if sigma == 1:
+        # every suffix is a frequent leaf there: the whole-document rule
+        from .sigma1 import mine_sigma1
+        return mine_sigma1(tokens, doc_offsets, vocab_size, min_len, progress)
     report = progress or (lambda stage, frac: None)
     timings = {}
     with KERNEL_LOCK:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import stat
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
@@ -46,11 +47,16 @@ def _first_line(exc: BaseException) -> str:
 
 def read_table(path: str) -> pa.Table:
     """Read a snapshot file into an Arrow table (no normalization)."""
+    if "\x00" in path:
+        raise BoilerscopeError("the snapshot path holds a NUL byte; give a plain file path")
     if not os.path.exists(path):
         raise BoilerscopeError(
             f"{path}: file not found; give the path of a .parquet, .jsonl or .csv snapshot")
     if os.path.isdir(path):
         raise BoilerscopeError(f"{path} is a folder; give a .parquet, .jsonl or .csv file")
+    if not stat.S_ISREG(os.stat(path).st_mode):
+        # a FIFO or a device would block or never end
+        raise BoilerscopeError(f"{path} is not a regular file; give a .parquet, .jsonl or .csv file")
     low = path.lower()
     try:
         if low.endswith(".parquet"):
@@ -123,7 +129,9 @@ def normalize(table: pa.Table, path: str, progress=None) -> Snapshot:
                 f"{path}: column 'tokens' holds {col.type}, not lists of strings")
         tokenized, text_list = tokenize_lists(col.to_pylist())
         texts = pa.chunked_array([pa.array(text_list, pa.large_string())])
-        text_digest = _column_digest(texts, "text")
+        # the input kind is part of the id: a tokens snapshot never shares an id
+        # (and so the stored spans) with a text snapshot of the joined tokens
+        text_digest = _column_digest(texts, "tokens")
     else:
         texts = texts.fill_null("")
         # hash the text while it is tokenized (hashlib releases the GIL)
@@ -140,6 +148,9 @@ def normalize(table: pa.Table, path: str, progress=None) -> Snapshot:
                 f"{path}: column 'doc_id' holds {ids.type}; it must hold whole numbers")
         if ids.null_count:
             raise BoilerscopeError(f"{path}: column 'doc_id' has empty values; give every row an id")
+        if pa.types.is_uint64(ids.type) and pc.max(ids).as_py() > 2**63 - 1:
+            raise BoilerscopeError(
+                f"{path}: column 'doc_id' holds {pc.max(ids).as_py()}, above 2^63 - 1; doc_id must fit in int64")
         doc_id = ids.cast(pa.int64()).to_numpy()
         if np.unique(doc_id).shape[0] != n:
             vals, counts = np.unique(doc_id, return_counts=True)

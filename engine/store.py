@@ -69,7 +69,43 @@ CREATE TABLE IF NOT EXISTS dedup_pairs(
 CREATE TABLE IF NOT EXISTS decisions(
     phrase VARCHAR PRIMARY KEY, decision VARCHAR, note VARCHAR,
     updated TIMESTAMP DEFAULT now());
+CREATE TABLE IF NOT EXISTS boilerscope_meta(key VARCHAR PRIMARY KEY, value VARCHAR);
+INSERT OR IGNORE INTO boilerscope_meta VALUES ('format', 'boilerscope-store'), ('version', '1');
 """
+
+#: The tables of a store; a file holding any other table is not ours.
+TABLES = ("snapshots", "documents", "vocabulary", "runs", "run_phrases", "run_occurrences",
+          "run_documents", "run_spans", "dedup_runs", "dedup_clusters", "dedup_pairs", "decisions",
+          "boilerscope_meta")
+
+def _first_line(exc: BaseException) -> str:
+    lines = str(exc).strip().splitlines()
+    return lines[0] if lines else type(exc).__name__
+
+
+def _storage_failure(message: str) -> bool:
+    low = message.lower()
+    return any(w in low for w in ("no space left", "disk is full", "read-only", "permission denied",
+                                  "could not write", "could not fsync", "invalidated"))
+
+
+def _schema_columns() -> dict[str, list[str]]:
+    """Columns of each table of SCHEMA, from a scratch in-memory database."""
+    global _SCHEMA_COLUMNS
+    if _SCHEMA_COLUMNS is None:
+        con = duckdb.connect(":memory:")
+        try:
+            con.execute(SCHEMA)
+            rows = con.execute(
+                "SELECT table_name, list(column_name ORDER BY ordinal_position) FROM information_schema.columns"
+                " GROUP BY table_name").fetchall()
+        finally:
+            con.close()
+        _SCHEMA_COLUMNS = {name: cols for name, cols in rows if name != "boilerscope_meta"}
+    return _SCHEMA_COLUMNS
+
+
+_SCHEMA_COLUMNS = None
 
 RUN_TABLES = ("run_phrases", "run_occurrences", "run_documents", "run_spans")
 ARRAY_NAMES = ("tokens", "doc_offsets", "span_start", "span_end")
@@ -98,28 +134,96 @@ class Store:
     def __init__(self, path: str, read_only: bool = False):
         self.path = os.path.abspath(path)
         self.arrays_root = self.path + ".arrays"
+        self.read_only = read_only
         self._write_lock = threading.Lock()
         folder = os.path.dirname(self.path)
+        if "\x00" in path:
+            raise BoilerscopeError("the store path holds a NUL byte; give a plain file name for --db")
         if not os.path.isdir(folder):
             raise BoilerscopeError(f"{path}: folder {folder} does not exist; create it or pick another --db")
-        try:
-            self.con = duckdb.connect(self.path, read_only=read_only)
-        except duckdb.IOException as exc:
-            msg = str(exc)
-            if "lock" in msg.lower():
-                raise BoilerscopeError(
-                    f"{path} is in use by another process (the dashboard?); close it "
-                    "or use --db with another file") from None
-            raise BoilerscopeError(f"{path} cannot be opened ({msg.splitlines()[0]})") from None
-        except duckdb.Error as exc:
-            raise BoilerscopeError(
-                f"{path} is not a Boilerscope store ({str(exc).splitlines()[0]}); "
-                "give another --db file") from None
+        if os.path.isdir(self.path):
+            raise BoilerscopeError(f"{path} is a folder; give a .duckdb file for --db")
+        exists = os.path.exists(self.path) and os.path.getsize(self.path) > 0
+        if read_only and not exists:
+            raise BoilerscopeError(f"{path}: store not found; run 'boilerscope ingest' first")
+        self.con = self._connect(read_only)
+        if exists:
+            # look before writing anything: another program's database is never written to
+            try:
+                self._check_ours(self.con)
+            except BaseException:
+                self.con.close()
+                raise
         if not read_only:
             try:
                 self.con.execute(SCHEMA)
             except duckdb.Error as exc:
-                raise BoilerscopeError(f"{path}: cannot set up the store ({exc})") from None
+                self.con.close()
+                raise BoilerscopeError(f"{path}: cannot set up the store ({_first_line(exc)}); "
+                                       "check the disk and the file's permissions") from None
+            self._clean_leftovers()
+
+    def _connect(self, read_only: bool):
+        try:
+            return duckdb.connect(self.path, read_only=read_only)
+        except duckdb.IOException as exc:
+            msg = str(exc)
+            if "lock" in msg.lower():
+                raise BoilerscopeError(
+                    f"{self.path} is in use by another process (the dashboard?); close it "
+                    "or use --db with another file") from None
+            raise BoilerscopeError(f"{self.path} cannot be opened ({msg.splitlines()[0]})") from None
+        except duckdb.Error as exc:
+            raise BoilerscopeError(
+                f"{self.path} is not a Boilerscope store ({_first_line(exc)}); "
+                "give another --db file") from None
+
+    def _check_ours(self, con) -> None:
+        """Refuse a DuckDB file that another program made (never write into it).
+
+        A store carries ``boilerscope_meta`` (format, version); a store made
+        before the marker existed is recognised by its tables and columns."""
+        cur = con.cursor()
+        try:
+            rows = cur.execute(
+                "SELECT table_name, list(column_name ORDER BY ordinal_position) FROM information_schema.columns"
+                " WHERE table_catalog = current_database() GROUP BY table_name").fetchall()
+            tables = {name: cols for name, cols in rows}
+            if not tables:
+                return
+            if "boilerscope_meta" in tables:
+                fmt = cur.execute("SELECT value FROM boilerscope_meta WHERE key = 'format'").fetchall()
+                if fmt and fmt[0][0] == "boilerscope-store":
+                    return
+            foreign = sorted(set(tables) - set(TABLES))
+            legacy = not foreign and all(
+                tables.get(name) == cols for name, cols in _schema_columns().items() if name in tables)
+            if legacy:
+                return
+        except duckdb.Error:
+            pass
+        finally:
+            cur.close()
+        raise BoilerscopeError(
+            f"{self.path} is not a Boilerscope store (another program's database); "
+            "give another --db file")
+
+    def _clean_leftovers(self) -> None:
+        """Remove what a killed ingest left in the arrays folder: temporary
+        folders, and snapshot folders whose snapshot never committed.  Safe
+        here: this process holds the store's write lock, so no other writer
+        is running."""
+        try:
+            names = os.listdir(self.arrays_root)
+        except OSError:
+            return
+        if not names:
+            return
+        known = set(self.query("SELECT snapshot_id FROM snapshots")["snapshot_id"].to_list())
+        for name in names:
+            if name not in known:
+                log.info("removing leftover %s", name)
+                shutil.rmtree(os.path.join(self.arrays_root, name), ignore_errors=True)
 
     def close(self):
         self.con.close()
@@ -148,7 +252,13 @@ class Store:
             cur.close()
 
     def _write(self, fn):
-        """Run ``fn(cursor)`` in one transaction (writers are serialised)."""
+        """Run ``fn(cursor)`` in one transaction (writers are serialised).
+
+        A failure of the storage itself (disk full, read-only file) becomes a
+        :class:`BoilerscopeError`; the transaction is rolled back, so the
+        store keeps what it had."""
+        if self.read_only:
+            raise BoilerscopeError(f"{self.path} is open read-only; it cannot be changed")
         with self._write_lock:
             cur = self.con.cursor()
             try:
@@ -156,11 +266,16 @@ class Store:
                 out = fn(cur)
                 cur.execute("COMMIT")
                 return out
-            except BaseException:
+            except BaseException as exc:
                 try:
                     cur.execute("ROLLBACK")
                 except duckdb.Error:
                     pass
+                if isinstance(exc, (duckdb.IOException, duckdb.FatalException, duckdb.OutOfMemoryException)) or (
+                        isinstance(exc, duckdb.Error) and _storage_failure(str(exc))):
+                    raise BoilerscopeError(
+                        f"cannot write to the store {self.path} ({_first_line(exc)}); nothing was "
+                        "changed: free some disk space or use another --db") from None
                 raise
             finally:
                 cur.close()
@@ -206,7 +321,11 @@ class Store:
         n_sites = len(set(snap.table.column("site").to_pylist()))
 
         tmp = os.path.join(self.arrays_root, f".tmp-{uuid.uuid4().hex}")
-        os.makedirs(tmp, exist_ok=False)
+        try:
+            os.makedirs(tmp, exist_ok=False)
+        except OSError as exc:
+            raise BoilerscopeError(f"cannot write the token arrays in {self.arrays_root} "
+                                   f"({exc.strerror or exc}); check its permissions or use another --db") from None
 
         def save_arrays():
             for name in ARRAY_NAMES:
@@ -234,11 +353,15 @@ class Store:
 
         try:
             self._write(write)
-        except BaseException:
+        except BaseException as exc:
             saving.cancel()
             pool.shutdown(wait=True)
             shutil.rmtree(tmp, ignore_errors=True)
             shutil.rmtree(final, ignore_errors=True)
+            if isinstance(exc, OSError):
+                raise BoilerscopeError(f"cannot write the token arrays in {self.arrays_root} "
+                                       f"({exc.strerror or exc}); nothing was stored: free some disk "
+                                       "space or use another --db") from None
             raise
         pool.shutdown(wait=True)
         return True
@@ -271,8 +394,12 @@ class Store:
 
     # -- runs --------------------------------------------------------------
     def add_run(self, snapshot_id: str, sigma: int, min_len: int, algo: str,
-                frames: dict[str, pl.DataFrame], summary: dict) -> int:
-        """Store one run in one transaction; returns its run id."""
+                frames: dict[str, pl.DataFrame], summary: dict, before_commit=None) -> int:
+        """Store one run in one transaction; returns its run id.
+
+        ``before_commit(run_id)`` runs inside the transaction, after the rows
+        are written and before the commit (the result files): if it fails,
+        the run is rolled back."""
 
         def write(cur):
             run_id = cur.execute("SELECT nextval('run_ids')").fetchall()[0][0]
@@ -290,6 +417,10 @@ class Store:
                 [run_id, snapshot_id, sigma, min_len, algo, summary.get("phrases"),
                  summary.get("covered_tokens"), summary.get("coverage"),
                  summary.get("seconds", {}).get("total"), json.dumps(summary)])
+            if before_commit is not None:
+                before_commit(int(run_id))
+                cur.execute("UPDATE runs SET summary = ?, seconds = ? WHERE run_id = ?",
+                            [json.dumps(summary), summary.get("seconds", {}).get("total"), run_id])
             return int(run_id)
 
         return self._write(write)
@@ -321,6 +452,11 @@ class Store:
         def write(cur):
             for table in RUN_TABLES:
                 cur.execute(f"DELETE FROM {table} WHERE run_id = ?", [run_id])
+            # near-duplicate results computed on this run's coverage go with it
+            for table in ("dedup_clusters", "dedup_pairs"):
+                cur.execute(f"DELETE FROM {table} WHERE dedup_id IN"
+                            " (SELECT dedup_id FROM dedup_runs WHERE run_id = ?)", [run_id])
+            cur.execute("DELETE FROM dedup_runs WHERE run_id = ?", [run_id])
             cur.execute("DELETE FROM runs WHERE run_id = ?", [run_id])
 
         self._write(write)
@@ -339,7 +475,7 @@ class Store:
         return (np.cumsum(diff[:-1]) == 0).astype(np.uint8)
 
     def add_dedup(self, snapshot_id: str, run_id: int | None, raw: bool, config: dict,
-                  clusters: pl.DataFrame, pairs: pl.DataFrame, summary: dict) -> int:
+                  clusters: pl.DataFrame, pairs: pl.DataFrame, summary: dict, before_commit=None) -> int:
         def write(cur):
             did = cur.execute("SELECT nextval('dedup_ids')").fetchall()[0][0]
             for table, frame in (("dedup_clusters", clusters), ("dedup_pairs", pairs)):
@@ -352,6 +488,8 @@ class Store:
             cur.execute("INSERT INTO dedup_runs(dedup_id, snapshot_id, run_id, raw, config, summary)"
                         " VALUES (?, ?, ?, ?, ?, ?)",
                         [did, snapshot_id, run_id, raw, json.dumps(config), json.dumps(summary)])
+            if before_commit is not None:
+                before_commit(int(did))
             return int(did)
 
         return self._write(write)

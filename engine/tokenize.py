@@ -95,25 +95,26 @@ def _as_large_string(arr: pa.Array | pa.ChunkedArray) -> pa.LargeStringArray:
     return arr
 
 
-def _tokenize_slice(data, offsets, cls, d_lo, d_hi, chunk_bytes, progress):
+def _tokenize_slice(data, offsets, cls, d_lo, d_hi, chunk_bytes, progress, start_size=1 << 16):
     """Tokenize documents [d_lo, d_hi) with a hash table of its own.
 
     Returns (raw ids, span starts, span ends, tokens per document, raw
     offsets, raw bytes, raw ascii flags, number of raw tokens)."""
-    cap = 1 << 16
+    cap = start_size
     slot_id = np.full(2 * cap, -1, np.int64)
     raw_hash = np.empty(cap, np.uint64)
     raw_off = np.zeros(cap + 1, np.int64)
-    raw_bytes = np.empty(1 << 20, np.uint8)
+    raw_bytes = np.empty(16 * start_size, np.uint8)
     raw_ascii = np.empty(cap, np.uint8)
     n_raw = 0
     n_raw_bytes = 0
     offs = offsets[d_lo:d_hi + 1]
     n_docs = d_hi - d_lo
     total_bytes = int(offs[-1] - offs[0]) if n_docs else 0
-    # at most one token per two bytes (a token and its separator) per document
-    bound = (total_bytes + n_docs) // 2 + 1
-    out_tok = np.empty(min(bound, max(1 << 16, total_bytes // 4)), np.int32)
+    # buffers start small and double with what is found (never sized by a
+    # document's worst case: that is what made one huge document cost 40x
+    # its size); natural text has about one token per 6 bytes
+    out_tok = np.empty(max(start_size, total_bytes // 8 if start_size >= 1 << 16 else 0), np.int32)
     out_st = np.empty_like(out_tok)
     out_en = np.empty_like(out_tok)
     doc_ntok = np.zeros(n_docs, np.int64)
@@ -123,10 +124,10 @@ def _tokenize_slice(data, offsets, cls, d_lo, d_hi, chunk_bytes, progress):
         # documents [d0, d1) hold about chunk_bytes bytes (progress granularity)
         d1 = int(np.searchsorted(offs, offs[d0] + chunk_bytes, side="right"))
         d1 = min(max(d1, d0 + 1), n_docs)
-        d = d0
+        d, b, ci = d0, -1, 0
         while True:
-            status, d, nt, n_raw, n_raw_bytes = K.tokenize_docs(
-                data, offs[:d1 + 1], d, cls, slot_id, raw_hash, raw_off,
+            status, d, b, ci, need, nt, n_raw, n_raw_bytes = K.tokenize_docs(
+                data, offs[:d1 + 1], d, b, ci, cls, slot_id, raw_hash, raw_off,
                 raw_bytes, raw_ascii, n_raw, n_raw_bytes, out_tok, out_st,
                 out_en, nt, doc_ntok)
             if status == 0:
@@ -135,23 +136,19 @@ def _tokenize_slice(data, offsets, cls, d_lo, d_hi, chunk_bytes, progress):
                 raise BoilerscopeError(
                     f"document at row {d_lo + d} is not valid UTF-8; re-encode the "
                     "snapshot as UTF-8 and ingest it again")
-            # grow whatever is short for document d, then resume there
-            nbytes = int(offs[d + 1] - offs[d])
-            room = nbytes // 2 + 1
-            while 2 * (n_raw + room) > cap:
+            # grow whatever is short, then resume at the pending token
+            if 2 * (n_raw + 1) > cap:
                 cap *= 2
-            if 2 * cap != slot_id.shape[0]:
                 slot_id = K.rehash(raw_hash, n_raw, cap)
-            need = max(n_raw + room + 1, 2 * raw_hash.shape[0])
-            if n_raw + room + 1 > raw_hash.shape[0]:
-                raw_hash = np.resize(raw_hash, need)
-                raw_ascii = np.resize(raw_ascii, need)
-                raw_off = np.resize(raw_off, need + 1)
-            if n_raw_bytes + nbytes > raw_bytes.shape[0]:
-                raw_bytes = np.resize(raw_bytes, max(n_raw_bytes + nbytes,
-                                                     2 * raw_bytes.shape[0]))
-            if nt + room > out_tok.shape[0]:
-                size = min(bound, max(nt + room, 2 * out_tok.shape[0]))
+            if n_raw + 2 > raw_hash.shape[0]:
+                size = 2 * raw_hash.shape[0]
+                raw_hash = np.resize(raw_hash, size)
+                raw_ascii = np.resize(raw_ascii, size)
+                raw_off = np.resize(raw_off, size + 1)
+            if n_raw_bytes + need > raw_bytes.shape[0]:
+                raw_bytes = np.resize(raw_bytes, max(n_raw_bytes + need, 2 * raw_bytes.shape[0]))
+            if nt + 1 > out_tok.shape[0]:
+                size = 2 * out_tok.shape[0]
                 out_tok = np.resize(out_tok, size)
                 out_st = np.resize(out_st, size)
                 out_en = np.resize(out_en, size)
@@ -164,7 +161,7 @@ def _tokenize_slice(data, offsets, cls, d_lo, d_hi, chunk_bytes, progress):
 
 def tokenize_arrow(texts: pa.Array | pa.ChunkedArray, *, progress=None,
                    chunk_bytes: int = 16 << 20, workers: int | None = None,
-                   parallel_min_bytes: int = 8 << 20) -> Tokenized:
+                   parallel_min_bytes: int = 8 << 20, _start_size: int = 1 << 16) -> Tokenized:
     """Tokenize an Arrow string column (nulls are empty documents).
 
     Parameters
@@ -179,6 +176,9 @@ def tokenize_arrow(texts: pa.Array | pa.ChunkedArray, *, progress=None,
         table (merged by token text afterwards); 1 is the serial twin.
     parallel_min_bytes : int
         Below this much text one thread is used.
+    _start_size : int
+        Initial buffer size (a power of two; tests pass tiny ones so that
+        every regrowth path runs).
     """
     from .config import default_workers
 
@@ -204,7 +204,7 @@ def tokenize_arrow(texts: pa.Array | pa.ChunkedArray, *, progress=None,
                 progress(nbytes)
 
     def run(sl):
-        return _tokenize_slice(data, offsets, cls, sl[0], sl[1], chunk_bytes, prog)
+        return _tokenize_slice(data, offsets, cls, sl[0], sl[1], chunk_bytes, prog, _start_size)
 
     if len(slices) > 1:
         with ThreadPoolExecutor(len(slices)) as ex:

@@ -192,4 +192,11 @@ def test_fhk_gives_the_same_files(cli, tmp_path):
         assert status == 0, err
     for name in ("phrases.parquet", "documents.parquet", "sites.parquet"):
         assert (tmp_path / "bloomspan" / name).read_bytes() == (tmp_path / "fhk" / name).read_bytes()
-    assert_one_line_error(*cli("mine", snap, "--sigma", 1, "--algo", "fhk", "--quiet"), "sigma")
+    # sigma 1: both answer by the whole-document rule (engine.sigma1)
+    for algo in ("bloomspan", "fhk"):
+        status, out, err = cli("mine", snap, "--sigma", 1, "--min-len", 2, "--algo", algo, "--out", f"{algo}1",
+                               "--quiet")
+        assert status == 0, err
+    for name in ("phrases.parquet", "documents.parquet", "sites.parquet"):
+        assert (tmp_path / "bloomspan1" / name).read_bytes() == (tmp_path / "fhk1" / name).read_bytes()
+    assert pl.read_parquet(tmp_path / "fhk1" / "phrases.parquet")["df"].to_list() == [3] * 4

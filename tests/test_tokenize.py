@@ -16,8 +16,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 VECTORS = [json.loads(line) for line in open(os.path.join(HERE, "contract", "tokens.jsonl"), encoding="utf-8")]
 
 
-def engine_tokens(texts):
-    tk = tokenize_arrow(pa.array(texts, pa.string()))
+def engine_tokens(texts, **kw):
+    tk = tokenize_arrow(pa.array(texts, pa.string()), **kw)
     out = []
     for d in range(len(texts)):
         a, b = tk.doc_offsets[d], tk.doc_offsets[d + 1]
@@ -92,6 +92,37 @@ def test_matches_reference_tokenizer(texts):
         ref_toks, ref_spans = naive.tokenize(text)
         assert toks == ref_toks
         assert spans == [list(s) for s in ref_spans]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.text(alphabet=ALPHABET, max_size=60), min_size=1, max_size=6))
+def test_tiny_buffers_regrow_mid_document(texts):
+    """Buffers of 2 entries: every token may hit a regrowth and the scan
+    resumes inside the document; the answer stays the reference's."""
+    got = engine_tokens(texts, _start_size=2, chunk_bytes=7)
+    for text, (toks, spans) in zip(texts, got):
+        ref_toks, ref_spans = naive.tokenize(text)
+        assert toks == ref_toks
+        assert spans == [list(s) for s in ref_spans]
+
+
+def test_one_huge_document_costs_about_its_size():
+    """A 40 MB document that is one token: the buffers follow what is found
+    (before, they were sized for 20M tokens: about 40 bytes per byte; now
+    about 5: the text's bytes, the raw token, its str, the first guess of
+    one token per 8 bytes)."""
+    import tracemalloc
+    text = "x" * (40 << 20)
+    arr = pa.array([text, "a b"], pa.large_string())
+    tracemalloc.start()
+    try:
+        tk = tokenize_arrow(arr, workers=1)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert tk.tokens.tolist() == [0, 1, 2] and tk.vocab[1:] == ["a", "b"]
+    assert len(tk.vocab[0]) == 40 << 20
+    assert peak < 6 * (40 << 20), peak
 
 
 def test_threaded_tokenizer_equals_serial():

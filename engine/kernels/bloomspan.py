@@ -443,15 +443,20 @@ def grow(tokens, doc_offsets, seed_pos, seed_doc, seed_lo, seed_hi, seed_df,
             # occurrences (read along each occurrence, cache-friendly); at each
             # skipped step every occurrence continues with the same token, so
             # the node keeps its occurrences and its df
+            # (the room left in every document bounds the extension first, so
+            # an occurrence at its document's end stops the reads at once: on
+            # a run of one token this keeps a node O(occurrences), not
+            # O(occurrences x run length))
             ref = bpos[a]
             lim = doc_offsets[bdoc[a] + 1] - (ref + m)
+            for i in range(a + 1, b):
+                room = doc_offsets[bdoc[i] + 1] - (bpos[i] + m)
+                if room < lim:
+                    lim = room
             for i in range(a + 1, b):
                 if lim <= 0:
                     break
                 p = bpos[i]
-                room = doc_offsets[bdoc[i] + 1] - (p + m)
-                if room < lim:
-                    lim = room
                 k = 0
                 while k < lim and tokens[p + m + k] == tokens[ref + m + k]:
                     k += 1
@@ -552,11 +557,21 @@ def grow(tokens, doc_offsets, seed_pos, seed_doc, seed_lo, seed_hi, seed_df,
                     rng_len[n_rng] = m
                     rng_node[n_rng] = node
                     n_rng += 1
+            # the node's own slice [a, b) is dead now: move the children down
+            # onto it, so the buffer holds O(largest seed) entries along any
+            # path (without this a run of k copies of one token, where every
+            # level keeps all but one occurrence, needs k^2/2 entries)
+            shift = 0
+            if b - a >= 64:
+                shift = top - a
+                for i in range(top, off):
+                    bpos[i - shift] = bpos[i]
+                    bdoc[i - shift] = bdoc[i]
             for j in range(nt):
                 w = touched[j]
                 if dfc[w] >= sigma:
-                    st_lo[sp] = child_lo[j]
-                    st_hi[sp] = cnt[w]
+                    st_lo[sp] = child_lo[j] - shift
+                    st_hi[sp] = cnt[w] - shift
                     st_len[sp] = m + 1
                     st_df[sp] = dfc[w]
                     st_chk[sp] = 1

@@ -28,16 +28,18 @@ from .hashing import mix64 as _mix
 
 
 @njit(**NJIT)
-def tokenize_docs(data, offsets, d_begin, cls, slot_id, raw_hash, raw_off,
-                  raw_bytes, raw_ascii, n_raw, n_raw_bytes, out_tok, out_start,
+def tokenize_docs(data, offsets, d_begin, b_begin, ci_begin, cls, slot_id, raw_hash,
+                  raw_off, raw_bytes, raw_ascii, n_raw, n_raw_bytes, out_tok, out_start,
                   out_end, nt, doc_ntok):
     """Tokenize documents ``d_begin .. len(offsets) - 2`` of a UTF-8 buffer.
 
     The kernel never reallocates (a reassigned array in a hot loop costs
-    reference counting on every iteration): before each document it checks
-    that the hash table and the raw-token arrays can take every token the
-    document could add, and otherwise returns so that the wrapper grows them
-    and calls again from that document.
+    reference counting on every iteration): before it stores a token it checks
+    that the outputs, the hash table and the raw-token arrays can take it, and
+    otherwise returns so that the wrapper grows them and calls again from the
+    start of that token.  Buffers so grow with what is found, never with a
+    document's worst case (one 200 MB document would otherwise reserve room
+    for 100M tokens in every array).
 
     Parameters
     ----------
@@ -45,8 +47,10 @@ def tokenize_docs(data, offsets, d_begin, cls, slot_id, raw_hash, raw_off,
         Concatenated UTF-8 text.
     offsets : int64 array
         Byte offsets of the documents in ``data`` (``len = docs + 1``).
-    d_begin : int
-        First document to tokenize.
+    d_begin, b_begin, ci_begin : int
+        Where to start: document ``d_begin`` at byte ``b_begin`` (code point
+        ``ci_begin`` of that document); ``b_begin = -1`` starts at the
+        document's first byte.
     cls : uint8 array of size 0x110000
         1 for code points of class ``[\\p{L}\\p{M}\\p{N}]``.
     slot_id : int64 array (2 x a power of two)
@@ -67,9 +71,10 @@ def tokenize_docs(data, offsets, d_begin, cls, slot_id, raw_hash, raw_off,
     Returns
     -------
     tuple of int
-        ``(status, d, nt, n_raw, n_raw_bytes)``: status 0 = all done, 1 = grow
-        the table and call again from document ``d``, 2 = document ``d`` is
-        not valid UTF-8.
+        ``(status, d, b, ci, need, nt, n_raw, n_raw_bytes)``: status 0 = all
+        done, 1 = grow (``need`` raw bytes for the pending token) and call
+        again from document ``d`` at byte ``b``, code point ``ci``; 2 =
+        document ``d`` is not valid UTF-8.
     """
     n_docs = offsets.shape[0] - 1
     cap = slot_id.shape[0] // 2
@@ -77,12 +82,10 @@ def tokenize_docs(data, offsets, d_begin, cls, slot_id, raw_hash, raw_off,
     for d in range(d_begin, n_docs):
         b = offsets[d]
         e = offsets[d + 1]
-        room = (e - b) // 2 + 1
-        if (2 * (n_raw + room) > cap or n_raw + room + 1 > raw_hash.shape[0]
-                or n_raw_bytes + (e - b) > raw_bytes.shape[0]
-                or nt + room > out_tok.shape[0]):
-            return 1, d, nt, n_raw, n_raw_bytes
         ci = 0
+        if d == d_begin and b_begin >= 0:
+            b = b_begin
+            ci = ci_begin
         in_tok = False
         tb = b
         tc = 0
@@ -95,34 +98,34 @@ def tokenize_docs(data, offsets, d_begin, cls, slot_id, raw_hash, raw_off,
                 cp = c0
                 nb = 1
             elif c0 < 0xC2:
-                return 2, d, nt, n_raw, n_raw_bytes
+                return 2, d, b, ci, 0, nt, n_raw, n_raw_bytes
             elif c0 < 0xE0:
                 if b + 1 >= e or (data[b + 1] & 0xC0) != 0x80:
-                    return 2, d, nt, n_raw, n_raw_bytes
+                    return 2, d, b, ci, 0, nt, n_raw, n_raw_bytes
                 cp = ((c0 & 0x1F) << 6) | (np.int64(data[b + 1]) & 0x3F)
                 nb = 2
             elif c0 < 0xF0:
                 if (b + 2 >= e or (data[b + 1] & 0xC0) != 0x80
                         or (data[b + 2] & 0xC0) != 0x80):
-                    return 2, d, nt, n_raw, n_raw_bytes
+                    return 2, d, b, ci, 0, nt, n_raw, n_raw_bytes
                 cp = (((c0 & 0x0F) << 12) | ((np.int64(data[b + 1]) & 0x3F) << 6)
                       | (np.int64(data[b + 2]) & 0x3F))
                 if cp < 0x800 or (cp >= 0xD800 and cp <= 0xDFFF):
-                    return 2, d, nt, n_raw, n_raw_bytes
+                    return 2, d, b, ci, 0, nt, n_raw, n_raw_bytes
                 nb = 3
             elif c0 < 0xF5:
                 if (b + 3 >= e or (data[b + 1] & 0xC0) != 0x80
                         or (data[b + 2] & 0xC0) != 0x80
                         or (data[b + 3] & 0xC0) != 0x80):
-                    return 2, d, nt, n_raw, n_raw_bytes
+                    return 2, d, b, ci, 0, nt, n_raw, n_raw_bytes
                 cp = (((c0 & 0x07) << 18) | ((np.int64(data[b + 1]) & 0x3F) << 12)
                       | ((np.int64(data[b + 2]) & 0x3F) << 6)
                       | (np.int64(data[b + 3]) & 0x3F))
                 if cp < 0x10000 or cp > 0x10FFFF:
-                    return 2, d, nt, n_raw, n_raw_bytes
+                    return 2, d, b, ci, 0, nt, n_raw, n_raw_bytes
                 nb = 4
             else:
-                return 2, d, nt, n_raw, n_raw_bytes
+                return 2, d, b, ci, 0, nt, n_raw, n_raw_bytes
             word = cls[cp] != 0
             if word:
                 if not in_tok:
@@ -147,6 +150,11 @@ def tokenize_docs(data, offsets, d_begin, cls, slot_id, raw_hash, raw_off,
                     tend_b = b
                     tend_c = ci
                 tlen = tend_b - tb
+                if nt + 1 > out_tok.shape[0] or 2 * (n_raw + 1) > cap or n_raw + 2 > raw_hash.shape[0] \
+                        or n_raw_bytes + tlen > raw_bytes.shape[0]:
+                    # no room for this token (if it is new): resume at its start
+                    doc_ntok[d] += nt - count0
+                    return 1, d, tb, tc, tlen, nt, n_raw, n_raw_bytes
                 s = np.int64(_mix(h)) & tmask
                 rid = -1
                 hs = np.int64(h)
@@ -189,8 +197,8 @@ def tokenize_docs(data, offsets, d_begin, cls, slot_id, raw_hash, raw_off,
                 in_tok = False
             b += nb
             ci += 1
-        doc_ntok[d] = nt - count0
-    return 0, n_docs, nt, n_raw, n_raw_bytes
+        doc_ntok[d] += nt - count0
+    return 0, n_docs, 0, 0, 0, nt, n_raw, n_raw_bytes
 
 
 @njit(**NJIT)

@@ -1,0 +1,65 @@
+"""The result contract both miners share: their input check and their output.
+
+:func:`engine.bloomspan.mine_tokens` (BloomSpan), :func:`engine.fhk.mine_tokens_fhk`
+(the suffix-array baseline) and :func:`engine.sigma1.mine_sigma1` (the
+sigma-1 rule) all take the same validated input and return a
+:class:`MiningResult`; the tests check that they give equal answers.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+@dataclass
+class MiningResult:
+    """Arrays of one mining run (all positions index the token array).
+
+    Attributes
+    ----------
+    node_rep, node_len, node_df, node_occ, node_max : arrays
+        Reported phrases: first occurrence, length, df, occurrences, and
+        whether maximal (1) or only the explanation of some covered range.
+    occ_pos, occ_doc, occ_node : arrays
+        Every occurrence of every maximal phrase, grouped by node, positions
+        increasing.
+    rng_pos, rng_len, rng_node : arrays
+        Covered ranges not contained in another (start, length, node), by
+        increasing start: the covered spans and the phrase explaining each.
+    covered : int64 array (n_docs,)
+        Covered tokens per document.
+    stats : dict
+        Seeds kept by each filter, false positives, timings.
+    """
+
+    node_rep: np.ndarray
+    node_len: np.ndarray
+    node_df: np.ndarray
+    node_occ: np.ndarray
+    node_max: np.ndarray
+    occ_pos: np.ndarray
+    occ_doc: np.ndarray
+    occ_node: np.ndarray
+    rng_pos: np.ndarray
+    rng_len: np.ndarray
+    rng_node: np.ndarray
+    covered: np.ndarray
+    stats: dict = field(default_factory=dict)
+
+
+def check_input(tokens, doc_offsets, sigma: int, min_len: int, min_sigma: int = 1):
+    """Validated contiguous (int32 tokens, int64 offsets) for a miner."""
+    tokens = np.ascontiguousarray(tokens, dtype=np.int32)
+    doc_offsets = np.ascontiguousarray(doc_offsets, dtype=np.int64)
+    if sigma < min_sigma:
+        raise ValueError(f"sigma must be >= {min_sigma}")
+    if min_len < 2:
+        raise ValueError("min_len must be >= 2")
+    if tokens.shape[0] >= 2**31 - 1:
+        raise ValueError("at most 2^31 - 2 tokens per run")
+    if doc_offsets.shape[0] < 1 or doc_offsets[0] != 0 or doc_offsets[-1] != tokens.shape[0]:
+        raise ValueError("doc_offsets must start at 0 and end at len(tokens)")
+    return tokens, doc_offsets
+
+
