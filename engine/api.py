@@ -229,6 +229,7 @@ def mine(source: str, sigma=DEFAULT_SIGMA, min_len=DEFAULT_MIN_LEN, *,
     """
     t_start = time.perf_counter()
     min_len = check_min_len(min_len)
+    parse_sigma(sigma, 0)  # a bad sigma fails before anything is ingested
     if algo not in ALGOS:
         raise BoilerscopeError(f"unknown algorithm '{algo}'; choose one of {', '.join(ALGOS)}")
     result_set = ResultSet(out) if out is not None else None
@@ -258,10 +259,13 @@ def mine(source: str, sigma=DEFAULT_SIGMA, min_len=DEFAULT_MIN_LEN, *,
             used, choice = choose_algorithm(tokens, doc_offsets, sigma_n, min_len)
         timings["choose"] = time.perf_counter() - t
         miner = mine_tokens_fhk if used == "fhk" else mine_tokens
+        t = time.perf_counter()
         with Progress("mine", total=1.0, enabled=progress is True) as bar:
             res = miner(tokens, doc_offsets, len(vocab), sigma_n, min_len,
                         workers=workers, progress=progress if callable(progress) else bar.stage)
+        mining = time.perf_counter() - t
         timings.update(res.stats.pop("timings"))
+        timings["mining"] = mining  # the miner's stages together (the kernels' time)
 
         t = time.perf_counter()
         site_codes = meta["site"].cast(pl.Categorical).to_physical().to_numpy().astype(np.int64)
@@ -393,7 +397,7 @@ def _same_file(a: str, b: str) -> bool:
 
 
 def clean(source: str, *, run: int, stoplist: str, out: str, db: str | None = None,
-          force: bool = False, progress=False, store: Store | None = None) -> pl.DataFrame:
+          force: bool = False, store: Store | None = None) -> pl.DataFrame:
     """Write a cleaned snapshot: the run's snapshot with the noise phrases cut
     (the cut rule of :mod:`engine.clean`).
 
@@ -404,8 +408,9 @@ def clean(source: str, *, run: int, stoplist: str, out: str, db: str | None = No
         was mined from (checked: its content must be the run's snapshot).
     run : int
         The run whose snapshot and L are used.
-    stoplist : str
-        The stop-phrase list (CSV or JSON, as exported by the dashboard).
+    stoplist : str or (noise, keep)
+        The stop-phrase list (CSV or JSON, as exported by the dashboard), or
+        the noise and keep phrase lists themselves (the dashboard's).
     out : str
         The cleaned snapshot (``.parquet``); never the source, the stoplist
         or the store, and an existing file only with ``force``.
@@ -419,14 +424,16 @@ def clean(source: str, *, run: int, stoplist: str, out: str, db: str | None = No
     if not str(out).lower().endswith(".parquet"):
         raise BoilerscopeError(f"{out}: the cleaned snapshot is written as .parquet; give a .parquet --out")
     db_path = source if is_store(source) else (db or DEFAULT_DB)
-    for name, path in (("the snapshot", source), ("the stop-phrase list", stoplist), ("the store", db_path)):
-        if os.path.exists(path) and _same_file(out, path):
+    given = isinstance(stoplist, (tuple, list))
+    for name, path in (("the snapshot", source), ("the stop-phrase list", None if given else stoplist),
+                       ("the store", db_path)):
+        if path and os.path.exists(path) and _same_file(out, path):
             raise BoilerscopeError(f"--out {out} is {name}; write the cleaned snapshot to another file")
     if os.path.exists(out) and not force:
         raise BoilerscopeError(f"{out} already exists; give another --out or add --force to replace it")
     if not is_store(source) and not os.path.exists(source):
         raise BoilerscopeError(f"{source}: file not found; give the store or the snapshot the run was mined from")
-    noise, keep = read_stoplist(stoplist)
+    noise, keep = (list(stoplist[0]), list(stoplist[1])) if given else read_stoplist(stoplist)
     own = store is None
     if own and not os.path.exists(db_path):
         raise BoilerscopeError(f"{db_path}: store not found; mine the snapshot first")
@@ -442,8 +449,7 @@ def clean(source: str, *, run: int, stoplist: str, out: str, db: str | None = No
                 raise BoilerscopeError(
                     f"{source} is not the snapshot of run {run} (that run mined snapshot {sid}); "
                     "give the run's snapshot or the store")
-        with Progress("clean", total=None, enabled=progress is True):
-            cleaned, figures = clean_store(st, sid, int(info["min_len"]), noise, keep)
+        cleaned, figures = clean_store(st, sid, int(info["min_len"]), noise, keep)
         with atomic_file(out, "the cleaned snapshot") as tmp:
             cleaned.select("doc_id", "site", "url", "text").write_parquet(tmp, compression="zstd")
         return figures

@@ -133,7 +133,7 @@ def mine_tokens_fhk(tokens, doc_offsets, vocab_size: int, sigma: int, min_len: i
         occ_pos_a = np.concatenate(occ_pos) if occ_pos else np.zeros(0, np.int64)
         occ_doc_a = np.concatenate(occ_doc) if occ_doc else np.zeros(0, np.int32)
         o = np.lexsort((occ_pos_a, occ_node_a))
-        timings["results"] = time.perf_counter() - t
+        timings["collect"] = time.perf_counter() - t
     return MiningResult(
         node_rep=node_rep_a[perm], node_len=node_len_a[perm], node_df=node_df_a[perm],
         node_occ=node_occ_a[perm], node_max=node_max_a[perm],

@@ -108,7 +108,7 @@ def mine_sigma1(tokens: np.ndarray, doc_offsets: np.ndarray, vocab_size: int, mi
     rng_pos = doc_offsets[docs].astype(np.int32)
     rng_len = lengths[docs].astype(np.int32)
     covered, kept = C.sweep(int(tokens.shape[0]), doc_offsets, rng_pos, rng_len)
-    timings["results"] = time.perf_counter() - t
+    timings["collect"] = time.perf_counter() - t
     return MiningResult(
         node_rep=node_rep, node_len=node_len, node_df=node_df, node_occ=node_occ, node_max=node_max,
         occ_pos=occ_pos[o], occ_doc=occ_doc[o], occ_node=occ_node[o],

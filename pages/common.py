@@ -33,8 +33,29 @@ def db_path() -> str:
 
 
 def allowed_dirs() -> list[str]:
-    extra = [p for p in os.environ.get("BOILERSCOPE_ALLOWED_DIRS", "").split(os.pathsep) if p]
+    extra = [p for p in os.environ.get("BOILERSCOPE_ALLOWED_DIRS", "").split(os.pathsep) if p and "\x00" not in p]
     return [os.path.realpath(p) for p in [DATA_DIR, *extra]]
+
+
+def allowed_file(path: str) -> str:
+    """The real path of a snapshot file the app may read, or a BoilerscopeError
+    saying why not: outside the allowed folders (after following symlinks),
+    a NUL byte, missing, or not a regular file (a FIFO would hang the page)."""
+    import stat
+    if not path or "\x00" in path:
+        raise BoilerscopeError("the path is empty or holds a NUL byte; give a plain file path")
+    real = os.path.realpath(path)
+    dirs = allowed_dirs()
+    if not any(os.path.commonpath([real, d]) == d for d in dirs):
+        raise BoilerscopeError(f"{path} is outside the allowed folders ({', '.join(dirs)}); "
+                               "copy it into data/ or set BOILERSCOPE_ALLOWED_DIRS")
+    try:
+        mode = os.stat(real).st_mode
+    except OSError:
+        raise BoilerscopeError(f"{path}: file not found; give the path of a snapshot file") from None
+    if not stat.S_ISREG(mode):
+        raise BoilerscopeError(f"{path} is not a regular file; give a .parquet, .jsonl or .csv file")
+    return real
 
 
 @st.cache_resource(show_spinner=False)

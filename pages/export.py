@@ -5,7 +5,9 @@ import plotly.express as px
 import polars as pl
 import streamlit as st
 
-from engine.clean import clean_store, stoplist_frames
+from engine.api import clean
+from engine.clean import stoplist_frames
+from engine.errors import BoilerscopeError
 from pages import common as c
 
 s = c.setup()
@@ -37,13 +39,16 @@ st.caption(f"A token is cut when it lies in an occurrence of an L-gram (L = {L},
            "inside a phrase marked noise and inside no phrase marked keep. "
            f"Same rule as `boilerscope clean SOURCE --run {run_id} --stoplist stoplist.csv --out cleaned.parquet`.")
 if st.button("Build cleaned snapshot", type="primary", key="export.build", disabled=not noise):
-    cleaned, figures = c.run_with_progress(lambda cb: clean_store(s, sid, L, noise, keep), "Cleaning")
     out_dir = os.path.join(os.path.dirname(s.path), "exports")
     os.makedirs(out_dir, exist_ok=True)
     path = os.path.join(out_dir, f"cleaned-{sid}-run{run_id}.parquet")
-    tmp = path + ".tmp"
-    cleaned.select("doc_id", "site", "url", "text").write_parquet(tmp, compression="zstd")
-    os.replace(tmp, path)
+    try:
+        figures = c.run_with_progress(
+            lambda cb: clean(s.path, run=run_id, stoplist=(noise, keep), out=path, force=True, store=s),
+            "Cleaning")
+    except BoilerscopeError as exc:
+        st.error(str(exc))
+        st.stop()
     st.session_state["export.result"] = (path, figures)
 
 res = st.session_state.get("export.result")

@@ -30,10 +30,20 @@ def do_ingest(path: str, label: str) -> None:
 
 source = st.radio("Source", ["Demo data", "Upload", "Path"], horizontal=True, key="load.source")
 if source == "Demo data":
-    files = sorted(f for f in os.listdir(c.DATA_DIR) if f.lower().endswith(SUFFIXES))
+    files = []
+    for f in sorted(os.listdir(c.DATA_DIR)):
+        if f.lower().endswith(SUFFIXES):
+            try:  # a symlink out of data/ is not listed (the Path box refuses it too)
+                c.allowed_file(os.path.join(c.DATA_DIR, f))
+            except BoilerscopeError:
+                continue
+            files.append(f)
     pick = st.selectbox("Snapshot in data/", files, key="load.demo")
     if st.button("Ingest", key="load.ingest_demo", type="primary") and pick:
-        do_ingest(os.path.join(c.DATA_DIR, pick), pick)
+        try:
+            do_ingest(c.allowed_file(os.path.join(c.DATA_DIR, pick)), pick)
+        except BoilerscopeError as exc:
+            st.error(str(exc))
 elif source == "Upload":
     up = st.file_uploader(f"Parquet, JSONL or CSV (up to {MAX_MB} MB)", key="load.upload")
     if up is not None and st.button("Ingest upload", key="load.ingest_upload", type="primary"):
@@ -52,10 +62,10 @@ else:
     path = st.text_input("Path of a snapshot file", key="load.path",
                          help="Allowed folders: " + ", ".join(c.allowed_dirs()))
     if st.button("Ingest path", key="load.ingest_path", type="primary") and path:
-        real = os.path.realpath(path)
-        if not any(real == d or real.startswith(d + os.sep) for d in c.allowed_dirs()):
-            st.error(f"{path} is outside the allowed folders ({', '.join(c.allowed_dirs())}); "
-                     "copy it into data/ or set BOILERSCOPE_ALLOWED_DIRS")
+        try:
+            real = c.allowed_file(path)
+        except BoilerscopeError as exc:
+            st.error(str(exc))
         else:
             do_ingest(real, os.path.basename(real))
 

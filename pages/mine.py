@@ -1,9 +1,11 @@
 """Mine: tune sigma and L, run the engine, browse the run history."""
 import streamlit as st
 
-from engine.api import mine
+from engine.api import DEFAULT_MIN_LEN, DEFAULT_SIGMA, mine
 from engine.errors import BoilerscopeError
 from pages import common as c
+
+MAX_MIN_LEN = 1000
 
 s = c.setup()
 st.title("Mine repeated phrases")
@@ -14,36 +16,58 @@ if sid is None:
 info = c.snapshot_info(s.path, sid)
 st.caption(f"Snapshot {sid}: {info['documents']:,} documents, {info['tokens']:,} tokens, {info['sites']} sites")
 
-# choices live in non-widget keys; the widgets are seeded from them
+# one range per parameter for the slider and the exact input, and every value
+# (from a widget, a stored run or a shared URL) is clamped into it: a snapshot
+# of 5 documents, or ?sigma=1500, never raises inside a widget
+n_docs = max(int(info["documents"]), 1)
+RANGES = {"sigma": (1, max(2, n_docs)), "min_len": (2, MAX_MIN_LEN)}
+
+
+def mining_seconds(seconds: dict) -> float:
+    """The miner's own time (older runs have no "mining" entry: sum its stages)."""
+    if "mining" in seconds:
+        return seconds["mining"]
+    skip = ("ingest", "load", "choose", "results", "store", "total", "second_pass")
+    return sum(v for k, v in seconds.items() if k not in skip)
+
+
+def clamp(key: str, value, default: int) -> int:
+    lo, hi = RANGES[key]
+    try:
+        value = int(value)
+    except (TypeError, ValueError):
+        value = default
+    return min(max(value, lo), hi)
+
+
 run_info = c.run_summary(s.path, c.get("run")) if c.get("run") else {}
-if c.get("sigma") is None:
-    c.put("sigma", int(run_info.get("sigma", 20)))
-if c.get("min_len") is None:
-    c.put("min_len", int(run_info.get("min_len", 10)))
+for key, default in (("sigma", min(DEFAULT_SIGMA, RANGES["sigma"][1])), ("min_len", DEFAULT_MIN_LEN)):
+    c.put(key, clamp(key, c.get(key) if c.get(key) is not None else run_info.get(key), default))
 
 
 def sync(src: str, key: str):
-    c.put(key, int(st.session_state[src]))
+    c.put(key, clamp(key, st.session_state[src], c.get(key)))
     for w in (f"mine.{key}", f"mine.{key}_n"):
         st.session_state[w] = c.get(key)
 
 
 for key in ("sigma", "min_len"):
     for w in (f"mine.{key}", f"mine.{key}_n"):
-        if w not in st.session_state:
+        if st.session_state.get(w) != c.get(key):
             st.session_state[w] = c.get(key)
 
 left, right = st.columns([3, 1])
-max_sigma = max(2, min(int(info["documents"]), 1000))
-left.slider("sigma: minimum documents", 2, max_sigma, key="mine.sigma", on_change=sync, args=("mine.sigma", "sigma"))
-right.number_input("sigma", 1, int(info["documents"]), key="mine.sigma_n", on_change=sync,
+left.slider("sigma: minimum documents", *RANGES["sigma"], key="mine.sigma", on_change=sync,
+            args=("mine.sigma", "sigma"))
+right.number_input("sigma", *RANGES["sigma"], key="mine.sigma_n", on_change=sync,
                    args=("mine.sigma_n", "sigma"))
-left.slider("L: minimum length (tokens)", 2, 100, key="mine.min_len", on_change=sync,
+left.slider("L: minimum length (tokens)", *RANGES["min_len"], key="mine.min_len", on_change=sync,
             args=("mine.min_len", "min_len"))
-right.number_input("L", 2, 10_000, key="mine.min_len_n", on_change=sync, args=("mine.min_len_n", "min_len"))
+right.number_input("L", *RANGES["min_len"], key="mine.min_len_n", on_change=sync,
+                   args=("mine.min_len_n", "min_len"))
 algo = st.selectbox("Algorithm", ["auto", "bloomspan", "fhk"], key="mine.algo",
                     help="auto picks fhk on long periodic runs, else bloomspan; "
-                         "fhk: the suffix-array baseline (same answer, sigma >= 2)")
+                         "fhk: the suffix-array baseline (same answer)")
 
 if st.button("Run", type="primary", key="mine.run"):
     sigma, L = c.get("sigma"), c.get("min_len")
@@ -74,7 +98,7 @@ if run_id is not None:
     a, b, d, e = st.columns(4)
     a.metric("Covered tokens", f"{100 * summary.get('coverage', 0):.1f}%")
     b.metric("Maximal phrases", f"{summary.get('phrases', 0):,}")
-    d.metric("Mining seconds", f"{sum(v for k, v in summary.get('seconds', {}).items() if k in ('word_filter', 'counting_filter', 'second_pass', 'seeds', 'grow', 'coverage')):.2f}")
+    d.metric("Mining seconds", f"{mining_seconds(summary.get('seconds', {})):.2f}")
     e.metric("Total seconds", f"{summary.get('seconds', {}).get('total', 0):.2f}")
     with st.expander("Stage timings and filters"):
         st.json({"seconds": summary.get("seconds"), "filters": summary.get("filters"),

@@ -189,3 +189,65 @@ def test_duplicates_page_detects_and_compares(store_dir):
     assert any("Token similarity" in cap.value for cap in at.caption)
     stored = peek(store_dir, "SELECT count(*) AS n FROM dedup_runs WHERE raw")
     assert stored["n"][0] >= 1
+
+
+def test_mine_page_on_a_snapshot_of_few_documents(store_dir):
+    """Fewer documents than the default sigma 20 crashed the default page
+    (StreamlitValueAboveMaxError); now every value is clamped into one range."""
+    from engine.api import ingest
+    from pages.common import _store
+    path = store_dir / "five.parquet"
+    pq.write_table(pa.table({"text": [f"the same footer of five words page {i}" for i in range(5)]}), path)
+    sid, _ = ingest(str(path), store=_store(os.environ["BOILERSCOPE_DB"]))
+    at = app("pages/mine.py", state={"bs.snapshot": sid, "bs.run": None, "bs.init": True})
+    assert at.slider(key="mine.sigma").value == 5 and at.number_input(key="mine.sigma_n").value == 5
+    at.number_input(key="mine.min_len_n").set_value(5).run()
+    at.button(key="mine.run").click().run()
+    assert not at.exception
+    assert any("done" in s.value for s in at.success)
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Maximal phrases"] == "1"
+
+
+@pytest.mark.parametrize("params", [{"sigma": "1500"}, {"min_len": "150000"}, {"min_len": "-5"},
+                                    {"sigma": "lots", "min_len": "x"}, {"sigma": "0"}])
+def test_shared_urls_with_values_out_of_range(store_dir, params):
+    at = AppTest.from_file(APP, default_timeout=180)
+    for k, v in params.items():
+        at.query_params[k] = v
+    at.run()
+    assert not at.exception, at.exception
+    sigma, L = at.slider(key="mine.sigma"), at.slider(key="mine.min_len")
+    assert sigma.min <= sigma.value <= sigma.max and L.min <= L.value <= L.max
+    assert at.number_input(key="mine.sigma_n").value == sigma.value
+
+
+def test_load_page_path_checks(store_dir, tmp_path, monkeypatch):
+    from pages import common
+    from engine.errors import BoilerscopeError
+    os.mkfifo(store_dir / "pipe.parquet")
+    try:
+        at = app("pages/load.py")
+        at.radio(key="load.source").set_value("Path").run()
+        for path, words in ((str(store_dir / "pipe.parquet"), "not a regular file"),
+                            ("a\x00b.parquet", "NUL"), (str(store_dir / "none.parquet"), "not found")):
+            at.text_input(key="load.path").set_value(path).run()
+            at.button(key="load.ingest_path").click().run()
+            assert not at.exception
+            assert any(words in e.value for e in at.error), (path, [e.value for e in at.error])
+    finally:
+        os.remove(store_dir / "pipe.parquet")
+    # a symlink in data/ that leads outside is neither listed nor read
+    link = os.path.join(common.DATA_DIR, "zz-outside-link.parquet")
+    pq.write_table(pa.table({"text": ["a"]}), tmp_path / "outside.parquet")
+    os.symlink(tmp_path / "outside.parquet", link)
+    try:
+        at = app("pages/load.py")
+        assert "zz-outside-link.parquet" not in at.selectbox(key="load.demo").options
+        with pytest.raises(BoilerscopeError, match="outside"):
+            common.allowed_file(link)
+    finally:
+        os.remove(link)
+    # BOILERSCOPE_ALLOWED_DIRS=/ allows everything (it refused everything)
+    monkeypatch.setenv("BOILERSCOPE_ALLOWED_DIRS", "/")
+    assert common.allowed_file(str(tmp_path / "outside.parquet")) == str((tmp_path / "outside.parquet").resolve())
