@@ -25,6 +25,7 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)
 
 from engine.api import mine  # noqa: E402
+from engine import views  # noqa: E402
 from engine.store import Store  # noqa: E402
 
 
@@ -70,24 +71,24 @@ def main():
     try:
         sid = st.latest_snapshot()
         run = int(st.runs(sid)["run_id"][-1])
-        table = st.phrase_table(run)
+        table = views.phrase_table(st, run)
         pid = int(table["phrase_id"][0])
         sites = st.query("SELECT DISTINCT site FROM documents WHERE snapshot_id = ? ORDER BY site LIMIT 2", [sid])["site"].to_list()
         doc = int(st.query("SELECT min(doc_index) AS d FROM run_spans WHERE run_id = ?", [run])["d"][0])
         queries = {
-            "phrases: table by psi": lambda: st.phrase_table(run),
-            "phrases: text search": lambda: st.phrase_table(run, search="w1"),
-            "phrases: site filter": lambda: st.phrase_table(run, site=sites[0]),
-            "phrases: min sites 3": lambda: st.phrase_table(run, min_sites=3),
-            "phrases: occurrences": lambda: st.phrase_occurrences(run, sid, pid),
-            "phrases: sites of a phrase": lambda: st.phrase_sites(run, sid, pid),
-            "sites: ranking": lambda: st.site_ranking(run, sid),
-            "sites: top phrases": lambda: st.site_top_phrases(run, sid),
-            "sites: corpus histogram": lambda: st.contamination_histogram(run, sid),
-            "sites: two sites histogram": lambda: st.contamination_histogram(run, sid, tuple(sites)),
-            "sites: documents of a bar": lambda: st.documents_in_bin(run, sid, "(all sites)", 10),
+            "phrases: table by psi": lambda: views.phrase_table(st, run),
+            "phrases: text search": lambda: views.phrase_table(st, run, search="w1"),
+            "phrases: site filter": lambda: views.phrase_table(st, run, site=sites[0]),
+            "phrases: min sites 3": lambda: views.phrase_table(st, run, min_sites=3),
+            "phrases: occurrences": lambda: views.phrase_occurrences(st, run, sid, pid),
+            "phrases: sites of a phrase": lambda: views.phrase_sites(st, run, sid, pid),
+            "sites: ranking": lambda: views.site_ranking(st, run, sid),
+            "sites: top phrases": lambda: views.site_top_phrases(st, run, sid),
+            "sites: corpus histogram": lambda: views.contamination_histogram(st, run, sid),
+            "sites: two sites histogram": lambda: views.contamination_histogram(st, run, sid, tuple(sites)),
+            "sites: documents of a bar": lambda: views.documents_in_bin(st, run, sid, "(all sites)", 10),
             "document: text": lambda: st.document(sid, doc),
-            "document: spans": lambda: st.document_spans(run, doc),
+            "document: spans": lambda: views.document_spans(st, run, doc),
         }
         rows = [{"query": k, "median_seconds": timed(f)} for k, f in queries.items()]
         docs = int(st.scalar("SELECT documents FROM snapshots WHERE snapshot_id = ?", [sid]))

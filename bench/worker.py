@@ -35,7 +35,7 @@ def main():
     load = time.perf_counter() - t0
     out = {"algo": algo, "tokens": int(tokens.shape[0]), "load_seconds": load}
     if algo == "sql":
-        from engine.store import sql_lgram_coverage
+        from engine.sqlpeer import sql_lgram_coverage
         t = time.perf_counter()
         covered, parts = sql_lgram_coverage(tokens, offsets, sigma, L)
         out["seconds"] = time.perf_counter() - t

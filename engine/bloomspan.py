@@ -103,6 +103,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from contextlib import contextmanager
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -110,7 +111,7 @@ import numpy as np
 from .config import KERNEL_LOCK, default_workers
 from .kernels import bloomspan as K
 from .kernels import coverage as C
-from .result import MiningResult, check_input  # noqa: F401  (the contract both miners share)
+from .result import OUTPUT_FIELDS, MiningResult, check_input  # noqa: F401  (the contract both miners share)
 
 log = logging.getLogger(__name__)
 
@@ -146,32 +147,31 @@ def _split_docs(doc_offsets: np.ndarray, parts: int) -> list[tuple[int, int]]:
 
 
 class _Worker:
-    """Buffers of one growth thread (scratch, work stack, outputs)."""
+    """Buffers of one growth thread (scratch, work stack, outputs).
 
-    def __init__(self, vocab_size: int, max_seed: int):
+    ``start`` sets the initial sizes of the work buffer and the outputs
+    (tests pass tiny ones so that every regrowth path runs)."""
+
+    def __init__(self, vocab_size: int, max_seed: int, start: int | None = None):
         self.cnt = np.zeros(vocab_size, np.int64)
         self.dfc = np.zeros(vocab_size, np.int64)
         self.lastd = np.full(vocab_size, -1, np.int64)
         self.touched = np.empty(vocab_size, np.int32)
         self.child_lo = np.empty(vocab_size, np.int64)
         self.keys = np.empty(max(max_seed, 1), np.int32)
-        cap = max(1024, 4 * max_seed)
+        cap = start or max(1024, 4 * max_seed)
         self.bpos = np.empty(cap, np.int32)
         self.bdoc = np.empty(cap, np.int32)
-        self._stack(4096)
-        out = max(1024, 2 * max_seed)
-        self.node_rep = np.empty(out, np.int64)
-        self.node_len = np.empty(out, np.int32)
-        self.node_df = np.empty(out, np.int64)
-        self.node_occ = np.empty(out, np.int64)
-        self.node_max = np.empty(out, np.uint8)
-        self.occ_pos = np.empty(out, np.int32)
-        self.occ_doc = np.empty(out, np.int32)
-        self.occ_node = np.empty(out, np.int32)
-        self.rng_pos = np.empty(out, np.int32)
-        self.rng_len = np.empty(out, np.int32)
-        self.rng_node = np.empty(out, np.int32)
+        self._stack(start or 4096)
+        self._out_size = start or max(1024, 2 * max_seed)
         self.counts = np.zeros(4, np.int64)
+        self.fresh_outputs()
+
+    def fresh_outputs(self):
+        """New output buffers (the previous ones are kept by reference)."""
+        for name, dtype, _ in OUTPUT_FIELDS:
+            setattr(self, name, np.empty(self._out_size, dtype))
+        self.counts[1:] = 0
 
     def _stack(self, size):
         self.st_lo = np.empty(size, np.int64)
@@ -188,10 +188,8 @@ class _Worker:
                 tokens, doc_offsets, pos, doc, lo, hi, df, order, sigma, min_len,
                 self.cnt, self.dfc, self.lastd, self.touched, self.child_lo,
                 self.keys, self.bpos, self.bdoc, self.st_lo, self.st_hi,
-                self.st_len, self.st_df, self.st_chk, self.node_rep,
-                self.node_len, self.node_df, self.node_occ, self.node_max,
-                self.occ_pos, self.occ_doc, self.occ_node, self.rng_pos,
-                self.rng_len, self.rng_node, self.counts)
+                self.st_len, self.st_df, self.st_chk,
+                *(getattr(self, name) for name, _, _ in OUTPUT_FIELDS), self.counts)
             if status == 0:
                 return
             if status == 1:
@@ -200,30 +198,40 @@ class _Worker:
                 self.bdoc = np.resize(self.bdoc, size)
                 self._stack(max(2 * self.st_lo.shape[0], size // 8 + 16))
             else:
-                n_nodes, n_occ, n_rng = (int(x) for x in self.counts[1:])
-                for name, used in (("node_rep", n_nodes), ("node_len", n_nodes),
-                                   ("node_df", n_nodes), ("node_occ", n_nodes),
-                                   ("node_max", n_nodes), ("occ_pos", n_occ),
-                                   ("occ_doc", n_occ), ("occ_node", n_occ),
-                                   ("rng_pos", n_rng), ("rng_len", n_rng),
-                                   ("rng_node", n_rng)):
+                used = self._used()
+                for name, _, count in OUTPUT_FIELDS:
                     arr = getattr(self, name)
-                    if used + need + 1 > arr.shape[0]:
-                        setattr(self, name, np.resize(arr, max(2 * arr.shape[0],
-                                                               used + 2 * need + 1)))
+                    if used[count] + need + 1 > arr.shape[0]:
+                        setattr(self, name, np.resize(arr, max(2 * arr.shape[0], used[count] + 2 * need + 1)))
 
-    def outputs(self):
+    def _used(self) -> dict:
         n_nodes, n_occ, n_rng = (int(x) for x in self.counts[1:])
-        return (self.node_rep[:n_nodes], self.node_len[:n_nodes],
-                self.node_df[:n_nodes], self.node_occ[:n_nodes],
-                self.node_max[:n_nodes], self.occ_pos[:n_occ],
-                self.occ_doc[:n_occ], self.occ_node[:n_occ],
-                self.rng_pos[:n_rng], self.rng_len[:n_rng], self.rng_node[:n_rng])
+        return {"nodes": n_nodes, "occurrences": n_occ, "ranges": n_rng}
+
+    def outputs(self) -> tuple:
+        used = self._used()
+        return tuple(getattr(self, name)[:used[count]] for name, _, count in OUTPUT_FIELDS)
+
+
+class _Stages:
+    """Named stages with one timer: ``with stages("grow"): ...`` adds the
+    stage's seconds to ``timings`` (the summary's per-stage seconds)."""
+
+    def __init__(self):
+        self.timings: dict = {}
+
+    @contextmanager
+    def __call__(self, name: str):
+        t = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.timings[name] = self.timings.get(name, 0.0) + time.perf_counter() - t
 
 
 def mine_tokens(tokens, doc_offsets, vocab_size: int, sigma: int, min_len: int,
                 *, workers: int | None = None, filter_bytes: int | None = None,
-                progress=None) -> MiningResult:
+                progress=None, _chunks: int | None = None, _buffer_start: int | None = None) -> MiningResult:
     """Mine the maximal frequent phrases and the coverage of a token array.
 
     Parameters
@@ -234,7 +242,8 @@ def mine_tokens(tokens, doc_offsets, vocab_size: int, sigma: int, min_len: int,
         ``len = docs + 1``; document ``d`` is ``tokens[doc_offsets[d]:doc_offsets[d+1]]``.
     vocab_size : int
     sigma : int
-        Minimum number of documents (>= 1).
+        Minimum number of documents (>= 1; sigma 1 is answered by
+        :mod:`engine.sigma1`).
     min_len : int
         Minimum phrase length L (>= 2).
     workers : int, optional
@@ -243,6 +252,10 @@ def mine_tokens(tokens, doc_offsets, vocab_size: int, sigma: int, min_len: int,
         Counters per worker (a power of two); default :func:`filter_bytes_for`.
     progress : callable(str, float) or None
         Called with a stage name and the fraction done.
+    _chunks, _buffer_start : int, optional
+        Test knobs: the number of growth chunks (default: one per 64 seeds, at
+        most 256) and the initial growth buffer sizes, so that the multi-chunk
+        merge and every regrowth path run on small inputs.
 
     Returns
     -------
@@ -259,191 +272,202 @@ def mine_tokens(tokens, doc_offsets, vocab_size: int, sigma: int, min_len: int,
     if fbytes & (fbytes - 1):
         raise ValueError("filter_bytes must be a power of two")
     vocab_size = max(int(vocab_size), 1)
-    n = int(tokens.shape[0])
     stats: dict = {"workers": workers, "filter_bytes": fbytes}
-    timings: dict = {}
-    report = progress or (lambda stage, frac: None)
-
+    stage = _Stages()
+    report = progress or (lambda name, frac: None)
+    parts = _split_docs(doc_offsets, workers)
     with KERNEL_LOCK:
-        t = time.perf_counter()
-        wdf = K.word_df(tokens, doc_offsets, vocab_size)
-        frequent_word = (wdf >= sigma).astype(np.uint8)
-        timings["word_filter"] = time.perf_counter() - t
-        stats["words"] = int(vocab_size)
-        stats["words_frequent"] = int(frequent_word.sum())
+        with stage("word_filter"):
+            frequent_word = _word_filter(tokens, doc_offsets, vocab_size, sigma, stats)
         report("filter", 0.2)
-
-        t = time.perf_counter()
-        parts = _split_docs(doc_offsets, workers)
-        counters = [np.zeros(fbytes, np.uint8) for _ in parts]
-        run_parallel(lambda ir: K.bloom_count(tokens, doc_offsets, ir[1][0], ir[1][1],
-                                              frequent_word, counters[ir[0]]), list(enumerate(parts)))
-        for c in counters[1:]:
-            K.merge_counters(counters[0], c)
-        counter = counters[0] if counters else np.zeros(fbytes, np.uint8)
-        timings["counting_filter"] = time.perf_counter() - t
+        with stage("counting_filter"):
+            counters = _bigram_filter(tokens, doc_offsets, parts, frequent_word, fbytes)
         report("filter", 0.5)
+        with stage("second_pass"):
+            keep, first_counts = _start_filter(tokens, doc_offsets, parts, frequent_word, counters,
+                                               sigma, min_len, vocab_size, stats, stage)
+            del counters
+            with stage("bucket"):
+                buckets = _buckets(tokens, doc_offsets, parts, keep, first_counts, vocab_size, stats)
+            del keep, first_counts
+        report("filter", 0.7)
+        with stage("seeds"):
+            seeds, order = _seeds(buckets, sigma, vocab_size, workers, stats)
+        report("filter", 1.0)
+        with stage("grow"):
+            parts_out = _grow(tokens, doc_offsets, seeds, order, sigma, min_len, vocab_size, workers,
+                              report, _chunks, _buffer_start)
+        with stage("coverage"):
+            merged, covered, kept = _coverage(parts_out, tokens.shape[0], doc_offsets)
+    stats["nodes"] = int(merged["node_rep"].shape[0])
+    stats["phrases"] = int(merged["node_max"].sum())
+    stats["timings"] = stage.timings
+    for name in ("rng_pos", "rng_len", "rng_node"):
+        merged[name] = merged[name][kept]
+    return MiningResult(**merged, covered=covered, stats=stats)
 
-        t = time.perf_counter()
-        threshold = min(sigma, 255)
-        keep = np.empty(n, np.uint8)
-        t1 = time.perf_counter()
+
+def _word_filter(tokens, doc_offsets, vocab_size, sigma, stats) -> np.ndarray:
+    """Step 1: exact df of every word; 1 for the frequent ones."""
+    wdf = K.word_df(tokens, doc_offsets, vocab_size)
+    frequent_word = (wdf >= sigma).astype(np.uint8)
+    stats["words"] = int(vocab_size)
+    stats["words_frequent"] = int(frequent_word.sum())
+    return frequent_word
+
+
+def _bigram_filter(tokens, doc_offsets, parts, frequent_word, fbytes) -> list[np.ndarray]:
+    """Step 2: the counting filter of bigrams, one counter array per worker
+    (merged into the first by a saturating sum)."""
+    counters = [np.zeros(fbytes, np.uint8) for _ in parts] or [np.zeros(fbytes, np.uint8)]
+    run_parallel(lambda ir: K.bloom_count(tokens, doc_offsets, ir[1][0], ir[1][1],
+                                          frequent_word, counters[ir[0]]), list(enumerate(parts)))
+    for c in counters[1:]:
+        K.merge_counters(counters[0], c)
+    return counters
+
+
+def _start_filter(tokens, doc_offsets, parts, frequent_word, counters, sigma, min_len, vocab_size,
+                  stats, stage):
+    """Step 3: keep the positions that may start a frequent L-gram (the run
+    test on the L-1 bigrams, then the L-gram counting filter, which reuses the
+    bigram counters' memory); count the kept starts per first token and
+    slice."""
+    threshold = min(sigma, 255)
+    keep = np.empty(tokens.shape[0], np.uint8)
+    with stage("mark_runs"):
         kept = run_parallel(lambda r: K.mark_runs(tokens, doc_offsets, r[0], r[1], frequent_word,
-                                                  counter, threshold, min_len, keep), parts)
-        stats["positions_after_bigram_filter"] = int(sum(kept))
-        timings["mark_runs"] = time.perf_counter() - t1
-        t1 = time.perf_counter()
-        first_counts = [np.zeros(vocab_size, np.int64) for _ in parts]
+                                                  counters[0], threshold, min_len, keep), parts)
+    stats["positions_after_bigram_filter"] = int(sum(kept))
+    first_counts = [np.zeros(vocab_size, np.int64) for _ in parts]
+    with stage("lgram_filter"):
         if min_len > 2:
-            # the L-gram counting filter (a departure, see the module docstring)
-            for c in counters:  # reuse the bigram counters' memory
+            for c in counters:
                 c.fill(0)
-            lcounters = counters
             run_parallel(lambda ir: K.lgram_filter(tokens, doc_offsets, ir[1][0], ir[1][1], keep, min_len,
-                                                   lcounters[ir[0]], threshold, first_counts[ir[0]], True),
+                                                   counters[ir[0]], threshold, first_counts[ir[0]], True),
                          list(enumerate(parts)))
-            for c in lcounters[1:]:
-                K.merge_counters(lcounters[0], c)
-            lcounter = lcounters[0]
+            for c in counters[1:]:
+                K.merge_counters(counters[0], c)
             kept = run_parallel(lambda ir: K.lgram_filter(tokens, doc_offsets, ir[1][0], ir[1][1], keep,
-                                                          min_len, lcounter, threshold, first_counts[ir[0]],
-                                                          False),
-                                list(enumerate(parts)))
+                                                          min_len, counters[0], threshold, first_counts[ir[0]],
+                                                          False), list(enumerate(parts)))
         else:
             kept = run_parallel(lambda ir: K.count_first(tokens, doc_offsets, ir[1][0], ir[1][1], keep,
                                                          first_counts[ir[0]]), list(enumerate(parts)))
-        stats["positions_after_lgram_filter"] = int(sum(kept))
-        timings["lgram_filter"] = time.perf_counter() - t1
-        t1 = time.perf_counter()
-        del counters, counter
-        first_count = np.sum(first_counts, axis=0) if first_counts else np.zeros(vocab_size, np.int64)
-        first_start = np.zeros(vocab_size + 1, np.int64)
-        np.cumsum(first_count, out=first_start[1:])
-        stats["bigrams_passing_filter"] = int(first_start[-1])
-        total = int(first_start[-1])
-        pos = np.empty(total, np.int32)
-        doc = np.empty(total, np.int32)
-        nxt = np.empty(total, np.int32)
-        prv = np.empty(total, np.int32)
-        fills = []
-        acc = first_start[:-1].copy()
-        for fc in first_counts:
-            fills.append(acc.copy())
-            acc += fc
-        run_parallel(lambda ir: K.bucket_by_first(tokens, doc_offsets, ir[1][0], ir[1][1], keep,
-                                                  fills[ir[0]], pos, doc, nxt, prv), list(enumerate(parts)))
-        del keep, fills, first_counts
-        timings["bucket"] = time.perf_counter() - t1
-        timings["second_pass"] = time.perf_counter() - t
-        report("filter", 0.7)
+    stats["positions_after_lgram_filter"] = int(sum(kept))
+    return keep, first_counts
 
-        t = time.perf_counter()
-        # disjoint first-token ranges of about equal size, one per worker
-        cuts = [0] + [int(np.searchsorted(first_start, first_start[-1] * i // workers))
-                      for i in range(1, workers)] + [vocab_size]
-        ranges = [(cuts[i], cuts[i + 1]) for i in range(workers) if cuts[i] < cuts[i + 1]]
-        outs = run_parallel(lambda r: K.split_seeds(pos, doc, nxt, prv, first_start, r[0], r[1],
-                                                    sigma, vocab_size), ranges)
-        del nxt, prv
-        seed_lo, seed_hi, seed_df, seed_a, seed_b = (
-            np.concatenate([o[i] for o in outs]) if outs else np.zeros(0, np.int64)
-            for i in range(5))
-        stats["seed_occurrences"] = int(sum(o[5] for o in outs))
-        stats["false_positive_occurrences"] = int(sum(o[6] for o in outs))
-        stats["seeds"] = int(seed_lo.shape[0])
-        stats["seeds_pruned_left"] = int(sum(o[7] for o in outs))
-        stats["seed_occurrences_pruned_left"] = int(sum(o[8] for o in outs))
-        # order by psi = 2 * df desc, then token ids (deterministic)
-        order = np.lexsort((seed_b, seed_a, -seed_df)).astype(np.int64)
-        timings["seeds"] = time.perf_counter() - t
-        report("filter", 1.0)
 
-        t = time.perf_counter()
-        max_seed = int((seed_hi - seed_lo).max()) if seed_lo.shape[0] else 0
-        seeds = (pos, doc, seed_lo, seed_hi, seed_df)
-        n_chunks = max(1, min(256, order.shape[0] // 64))
-        # strided chunks spread the heavy (high psi) seeds over all workers
-        chunks = [order[i::n_chunks] for i in range(n_chunks)]
-        lock = threading.Lock()
-        state = {"next": 0, "done": 0}
-        pool = [_Worker(vocab_size, max_seed) for _ in range(min(workers, n_chunks))]
-        results: list[list] = [[] for _ in pool]
+def _buckets(tokens, doc_offsets, parts, keep, first_counts, vocab_size, stats):
+    """Step 3 (end): the kept starts bucketed by first token (a counting sort,
+    each slice writing at its own offsets), with next and previous tokens."""
+    first_count = np.sum(first_counts, axis=0) if first_counts else np.zeros(vocab_size, np.int64)
+    first_start = np.zeros(vocab_size + 1, np.int64)
+    np.cumsum(first_count, out=first_start[1:])
+    total = int(first_start[-1])
+    stats["bigrams_passing_filter"] = total
+    pos = np.empty(total, np.int32)
+    doc = np.empty(total, np.int32)
+    nxt = np.empty(total, np.int32)
+    prv = np.empty(total, np.int32)
+    fills = []
+    acc = first_start[:-1].copy()
+    for fc in first_counts:
+        fills.append(acc.copy())
+        acc += fc
+    run_parallel(lambda ir: K.bucket_by_first(tokens, doc_offsets, ir[1][0], ir[1][1], keep,
+                                              fills[ir[0]], pos, doc, nxt, prv), list(enumerate(parts)))
+    return pos, doc, nxt, prv, first_start
 
-        def work(wi: int):
-            w = pool[wi]
-            while True:
-                with lock:
-                    ci = state["next"]
-                    state["next"] += 1
-                if ci >= n_chunks:
-                    break
-                w.run(tokens, doc_offsets, seeds, chunks[ci], sigma, min_len)
-                results[wi].append(w.outputs())
-                # outputs are kept by reference: start fresh buffers
-                w.counts[1:] = 0
-                for name in ("node_rep", "node_len", "node_df", "node_occ", "node_max",
-                             "occ_pos", "occ_doc", "occ_node", "rng_pos", "rng_len",
-                             "rng_node"):
-                    arr = getattr(w, name)
-                    setattr(w, name, np.empty_like(arr))
-                with lock:
-                    state["done"] += 1
-                    report("grow", state["done"] / n_chunks)
 
-        if len(pool) > 1:
-            with ThreadPoolExecutor(len(pool)) as ex:
-                list(ex.map(work, range(len(pool))))
-        else:
-            work(0)
-        timings["grow"] = time.perf_counter() - t
+def _seeds(buckets, sigma, vocab_size, workers, stats):
+    """Steps 4-5: exact seeds (regrouped by second token, df counted, filter
+    false positives and left-uniform seeds dropped), ordered by psi."""
+    pos, doc, nxt, prv, first_start = buckets
+    # disjoint first-token ranges of about equal size, one per worker
+    cuts = [0] + [int(np.searchsorted(first_start, first_start[-1] * i // workers))
+                  for i in range(1, workers)] + [vocab_size]
+    ranges = [(cuts[i], cuts[i + 1]) for i in range(workers) if cuts[i] < cuts[i + 1]]
+    outs = run_parallel(lambda r: K.split_seeds(pos, doc, nxt, prv, first_start, r[0], r[1],
+                                                sigma, vocab_size), ranges)
+    seed_lo, seed_hi, seed_df, seed_a, seed_b = (
+        np.concatenate([o[i] for o in outs]) if outs else np.zeros(0, np.int64) for i in range(5))
+    stats["seed_occurrences"] = int(sum(o[5] for o in outs))
+    stats["false_positive_occurrences"] = int(sum(o[6] for o in outs))
+    stats["seeds"] = int(seed_lo.shape[0])
+    stats["seeds_pruned_left"] = int(sum(o[7] for o in outs))
+    stats["seed_occurrences_pruned_left"] = int(sum(o[8] for o in outs))
+    # order by psi = 2 * df desc, then token ids (deterministic)
+    order = np.lexsort((seed_b, seed_a, -seed_df)).astype(np.int64)
+    return (pos, doc, seed_lo, seed_hi, seed_df), order
 
-        # merge per-chunk outputs (node ids are chunk-local); order the merge
-        # by chunk index so the result does not depend on thread timing
-        t = time.perf_counter()
-        parts_out = [p for r in results for p in r]
-        chunk_ids = [ci for r in results for ci in range(len(r))]
-        del chunk_ids
-        merged = _merge(parts_out)
-        # ranges by start (packed keys: numpy's vectorised sort), then the sweep
-        keys = (merged["rng_pos"].astype(np.int64) << 32) | np.arange(merged["rng_pos"].shape[0], dtype=np.int64)
-        keys.sort()
-        by_start = keys & 0xFFFFFFFF
-        for name in ("rng_pos", "rng_len", "rng_node"):
-            merged[name] = merged[name][by_start]
-        covered, keep = C.sweep(n, doc_offsets, merged["rng_pos"], merged["rng_len"])
-        timings["coverage"] = time.perf_counter() - t
 
-    stats["nodes"] = int(merged["node_rep"].shape[0])
-    stats["phrases"] = int(merged["node_max"].sum())
-    stats["timings"] = timings
-    return MiningResult(
-        node_rep=merged["node_rep"], node_len=merged["node_len"],
-        node_df=merged["node_df"], node_occ=merged["node_occ"],
-        node_max=merged["node_max"], occ_pos=merged["occ_pos"],
-        occ_doc=merged["occ_doc"], occ_node=merged["occ_node"],
-        rng_pos=merged["rng_pos"][keep], rng_len=merged["rng_len"][keep],
-        rng_node=merged["rng_node"][keep], covered=covered, stats=stats)
+def _grow(tokens, doc_offsets, seeds, order, sigma, min_len, vocab_size, workers, report,
+          n_chunks=None, buffer_start=None) -> list[tuple]:
+    """Steps 6-8: depth-first growth of the seeds, in strided chunks taken by
+    the workers from a shared counter; one output tuple per chunk, in chunk
+    order (so the merge does not depend on thread timing)."""
+    _, _, seed_lo, seed_hi, _ = seeds
+    max_seed = int((seed_hi - seed_lo).max()) if seed_lo.shape[0] else 0
+    n_chunks = n_chunks or max(1, min(256, order.shape[0] // 64))
+    n_chunks = max(1, min(n_chunks, max(order.shape[0], 1)))
+    # strided chunks spread the heavy (high psi) seeds over all workers
+    chunks = [order[i::n_chunks] for i in range(n_chunks)]
+    lock = threading.Lock()
+    state = {"next": 0, "done": 0}
+    pool = [_Worker(vocab_size, max_seed, buffer_start) for _ in range(min(workers, n_chunks))]
+    results: list = [None] * n_chunks
+
+    def work(wi: int):
+        w = pool[wi]
+        while True:
+            with lock:
+                ci = state["next"]
+                state["next"] += 1
+            if ci >= n_chunks:
+                break
+            w.run(tokens, doc_offsets, seeds, chunks[ci], sigma, min_len)
+            results[ci] = w.outputs()
+            w.fresh_outputs()  # the outputs are kept by reference
+            with lock:
+                state["done"] += 1
+                report("grow", state["done"] / n_chunks)
+
+    run_parallel(work, range(len(pool)))
+    return results
+
+
+def _coverage(parts_out, n_tokens, doc_offsets):
+    """Step 9: the merged result, ranges by start, and the sweep that keeps
+    the ranges not contained in another and counts covered tokens."""
+    merged = _merge(parts_out)
+    # ranges by start (packed keys: numpy's vectorised sort), then the sweep
+    keys = (merged["rng_pos"].astype(np.int64) << 32) | np.arange(merged["rng_pos"].shape[0], dtype=np.int64)
+    keys.sort()
+    by_start = keys & 0xFFFFFFFF
+    for name in ("rng_pos", "rng_len", "rng_node"):
+        merged[name] = merged[name][by_start]
+    covered, kept = C.sweep(int(n_tokens), doc_offsets, merged["rng_pos"], merged["rng_len"])
+    return merged, covered, kept
 
 
 def _merge(parts) -> dict:
-    """Concatenate per-chunk outputs, renumbering nodes, then put the nodes in
-    a canonical order (by first occurrence, then length) so that the result
-    does not depend on how chunks were spread over threads."""
-    names = ("node_rep", "node_len", "node_df", "node_occ", "node_max", "occ_pos",
-             "occ_doc", "occ_node", "rng_pos", "rng_len", "rng_node")
-    dtypes = (np.int64, np.int32, np.int64, np.int64, np.uint8, np.int32, np.int32,
-              np.int32, np.int32, np.int32, np.int32)
+    """Concatenate per-chunk outputs (in chunk order), renumbering nodes, then
+    put the nodes in a canonical order (by first occurrence, then length) and
+    the occurrences by node and position, so that the result depends neither
+    on how chunks were spread over threads nor on the number of chunks."""
     if not parts:
-        return {n: np.zeros(0, d) for n, d in zip(names, dtypes)}
+        return {name: np.zeros(0, dtype) for name, dtype, _ in OUTPUT_FIELDS}
     base = 0
-    cols: dict[str, list] = {n: [] for n in names}
+    cols: dict[str, list] = {name: [] for name, _, _ in OUTPUT_FIELDS}
     for p in parts:
-        for n, arr in zip(names, p):
-            if n in ("occ_node", "rng_node"):
+        for (name, _, _), arr in zip(OUTPUT_FIELDS, p):
+            if name in ("occ_node", "rng_node"):
                 arr = arr + base
-            cols[n].append(arr)
+            cols[name].append(arr)
         base += p[0].shape[0]
-    m = {n: np.concatenate(cols[n]).astype(d, copy=False) for n, d in zip(names, dtypes)}
+    m = {name: np.concatenate(cols[name]).astype(dtype, copy=False) for name, dtype, _ in OUTPUT_FIELDS}
     # canonical node order
     perm = np.lexsort((m["node_len"], m["node_rep"]))
     inv = np.empty_like(perm)

@@ -8,8 +8,9 @@ remove the original characters of the cut tokens (from the first character of
 a run of cut tokens to the last) and leave one space, so the words on both
 sides never merge into one token.
 
-Complexity: O(n * L) for the scan (a rolling window hash per position, looked
-up by binary search among the stop L-grams and confirmed token by token).
+Complexity: O(n * L) for the scan (an FNV-1a hash of the L-token window at
+each position, recomputed, looked up by binary search among the stop L-grams
+and confirmed token by token), plus O(text) to rebuild the cut documents.
 """
 from __future__ import annotations
 
@@ -139,8 +140,7 @@ def clean_store(store, snapshot_id: str, min_len: int, noise: list[str], keep: l
     tokens = np.asarray(arrays.tokens)
     offsets = np.asarray(arrays.doc_offsets)
     cut = cut_mask(tokens, offsets, min_len, grams)
-    docs = store.query("SELECT doc_index, doc_id, site, url, text, n_tokens FROM documents "
-                       "WHERE snapshot_id = ? ORDER BY doc_index", [snapshot_id])
+    docs = store.documents_text(snapshot_id)
     texts = docs["text"].to_list()
     per_doc_cut = np.add.reduceat(cut.astype(np.int64), offsets[:-1]) if tokens.shape[0] else np.zeros(len(texts), np.int64)
     per_doc_cut = np.where(np.diff(offsets) > 0, per_doc_cut, 0)

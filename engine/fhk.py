@@ -75,7 +75,8 @@ def mine_tokens_fhk(tokens, doc_offsets, vocab_size: int, sigma: int, min_len: i
         report("lcp", 0.7)
         t = time.perf_counter()
         (max_lb, max_rb, max_len, max_df, f, owner, own_lb, own_len, own_df,
-         own_rb) = K.traverse(text, sdoc, sa, lcp, n_docs, sigma, min_len, vocab_size + n_docs)
+         own_rb) = K.traverse(text, sdoc, doc_offsets[:-1] + np.arange(n_docs), sa, lcp, n_docs, sigma,
+                              min_len, vocab_size + n_docs)
         timings["traverse"] = time.perf_counter() - t
         report("traverse", 0.9)
         t = time.perf_counter()

@@ -12,6 +12,17 @@ from dataclasses import dataclass, field
 import numpy as np
 
 
+#: The per-node, per-occurrence and per-range arrays of a result, in the order
+#: the growth kernel writes them, with their dtypes and the count they follow.
+OUTPUT_FIELDS = (
+    ("node_rep", np.int64, "nodes"), ("node_len", np.int32, "nodes"), ("node_df", np.int64, "nodes"),
+    ("node_occ", np.int64, "nodes"), ("node_max", np.uint8, "nodes"),
+    ("occ_pos", np.int32, "occurrences"), ("occ_doc", np.int32, "occurrences"),
+    ("occ_node", np.int32, "occurrences"),
+    ("rng_pos", np.int32, "ranges"), ("rng_len", np.int32, "ranges"), ("rng_node", np.int32, "ranges"),
+)
+
+
 @dataclass
 class MiningResult:
     """Arrays of one mining run (all positions index the token array).

@@ -67,7 +67,7 @@ def mine_sigma1(tokens: np.ndarray, doc_offsets: np.ndarray, vocab_size: int, mi
         t = time.perf_counter()
         lcp = K.kasai(text, sa)
         _, _, _, _, f, owner, own_lb, own_len, own_df, own_rb = K.traverse(
-            text, sdoc, sa, lcp, n_docs, 2, min_len, vocab_size + n_docs)
+            text, sdoc, doc_offsets[:-1] + np.arange(n_docs), sa, lcp, n_docs, 2, min_len, vocab_size + n_docs)
         timings["traverse"] = time.perf_counter() - t
         report("traverse", 0.8)
     t = time.perf_counter()

@@ -387,6 +387,12 @@ class Store:
             "SELECT doc_index, doc_id, site, url, n_tokens FROM documents "
             "WHERE snapshot_id = ? ORDER BY doc_index", [snapshot_id])
 
+    def documents_text(self, snapshot_id: str) -> pl.DataFrame:
+        """doc_index, doc_id, site, url, text, n_tokens of every document (the export)."""
+        return self.query(
+            "SELECT doc_index, doc_id, site, url, text, n_tokens FROM documents "
+            "WHERE snapshot_id = ? ORDER BY doc_index", [snapshot_id])
+
     def document(self, snapshot_id: str, doc_index: int) -> dict | None:
         df = self.query("SELECT * FROM documents WHERE snapshot_id = ? AND doc_index = ?",
                         [snapshot_id, doc_index])
@@ -498,97 +504,6 @@ class Store:
         return self.query("SELECT dedup_id, run_id, raw, created, config, summary FROM dedup_runs"
                           " WHERE snapshot_id = ? ORDER BY dedup_id", [snapshot_id])
 
-    # -- view queries (the dashboard's; LIMIT or aggregation, never a whole table)
-    def phrase_table(self, run_id: int, search: str = "", site: str = "", min_sites: int = 1,
-                     limit: int = 500) -> pl.DataFrame:
-        """Maximal phrases of a run by psi, filtered by text, site and number of sites."""
-        sql = ["SELECT p.phrase_id, p.phrase, p.length, p.df, p.occurrences, p.sites, p.psi FROM run_phrases p"
-               " WHERE p.run_id = ? AND p.maximal"]
-        params: list = [run_id]
-        if search:
-            sql.append("AND p.phrase ILIKE ?")
-            params.append(f"%{search.lower()}%")
-        if min_sites > 1:
-            sql.append("AND p.sites >= ?")
-            params.append(min_sites)
-        if site:
-            sql.append("AND p.phrase_id IN (SELECT o.phrase_id FROM run_occurrences o JOIN documents d"
-                       " ON d.snapshot_id = (SELECT snapshot_id FROM runs WHERE run_id = ?)"
-                       " AND d.doc_index = o.doc_index WHERE o.run_id = ? AND d.site = ?)")
-            params += [run_id, run_id, site]
-        sql.append("ORDER BY p.psi DESC, p.length DESC, p.phrase LIMIT ?")
-        params.append(limit)
-        return self.query(" ".join(sql), params)
-
-    def phrase_occurrences(self, run_id: int, snapshot_id: str, phrase_id: int, limit: int = 30) -> pl.DataFrame:
-        return self.query(
-            "SELECT o.doc_index, o.token_pos, d.doc_id, d.site, d.url FROM run_occurrences o"
-            " JOIN documents d ON d.snapshot_id = ? AND d.doc_index = o.doc_index"
-            " WHERE o.run_id = ? AND o.phrase_id = ? ORDER BY o.doc_index, o.token_pos LIMIT ?",
-            [snapshot_id, run_id, phrase_id, limit])
-
-    def phrase_sites(self, run_id: int, snapshot_id: str, phrase_id: int) -> pl.DataFrame:
-        return self.query(
-            "SELECT d.site, count(DISTINCT o.doc_index) AS documents, count(*) AS occurrences"
-            " FROM run_occurrences o JOIN documents d ON d.snapshot_id = ? AND d.doc_index = o.doc_index"
-            " WHERE o.run_id = ? AND o.phrase_id = ? GROUP BY d.site ORDER BY documents DESC, d.site",
-            [snapshot_id, run_id, phrase_id])
-
-    def site_ranking(self, run_id: int, snapshot_id: str) -> pl.DataFrame:
-        """Per site: documents, tokens, covered tokens, coverage, median and p90 contamination."""
-        return self.query(
-            "WITH dc AS (SELECT d.site, d.n_tokens, r.covered_tokens,"
-            "  CASE WHEN d.n_tokens > 0 THEN r.covered_tokens / d.n_tokens ELSE 0.0 END AS contamination"
-            "  FROM run_documents r JOIN documents d ON d.snapshot_id = ? AND d.doc_index = r.doc_index"
-            "  WHERE r.run_id = ?)"
-            " SELECT site, count(*) AS documents, sum(n_tokens) AS tokens, sum(covered_tokens) AS covered_tokens,"
-            "  CASE WHEN sum(n_tokens) > 0 THEN sum(covered_tokens) / sum(n_tokens) ELSE 0.0 END AS coverage,"
-            "  quantile_cont(contamination, 0.5) AS median_contamination,"
-            "  quantile_cont(contamination, 0.9) AS p90_contamination"
-            " FROM dc GROUP BY site ORDER BY covered_tokens DESC, site", [snapshot_id, run_id])
-
-    def site_top_phrases(self, run_id: int, snapshot_id: str, k: int = 3) -> pl.DataFrame:
-        return self.query(
-            "WITH ps AS (SELECT d.site, p.phrase, p.psi,"
-            "  row_number() OVER (PARTITION BY d.site ORDER BY p.psi DESC, p.phrase) AS k"
-            "  FROM (SELECT DISTINCT o.phrase_id, o.doc_index FROM run_occurrences o WHERE o.run_id = ?) o"
-            "  JOIN documents d ON d.snapshot_id = ? AND d.doc_index = o.doc_index"
-            "  JOIN run_phrases p ON p.run_id = ? AND p.phrase_id = o.phrase_id"
-            "  GROUP BY d.site, p.phrase, p.psi)"
-            " SELECT site, string_agg(left(phrase, 60), ' | ' ORDER BY k) AS top_phrases FROM ps"
-            " WHERE k <= ? GROUP BY site", [run_id, snapshot_id, run_id, k])
-
-    def contamination_histogram(self, run_id: int, snapshot_id: str, sites: tuple = (),
-                                bins: int = 20) -> pl.DataFrame:
-        """Documents per contamination bin, binned in SQL, per site (or the
-        whole corpus when ``sites`` is empty)."""
-        site_sql = "d.site" if sites else "'(all sites)'"
-        where = f" AND d.site IN ({', '.join('?' * len(sites))})" if sites else ""
-        return self.query(
-            f"SELECT {site_sql} AS site, least(floor(CASE WHEN d.n_tokens > 0 THEN r.covered_tokens / d.n_tokens"
-            f"  ELSE 0 END * {int(bins)}), {int(bins) - 1})::INTEGER AS bin, count(*) AS documents"
-            " FROM run_documents r JOIN documents d ON d.snapshot_id = ? AND d.doc_index = r.doc_index"
-            f" WHERE r.run_id = ?{where} GROUP BY ALL ORDER BY site, bin", [snapshot_id, run_id, *sites])
-
-    def documents_in_bin(self, run_id: int, snapshot_id: str, site: str, b: int, bins: int = 20,
-                         limit: int = 200) -> pl.DataFrame:
-        """The documents of one histogram bar (site may be '(all sites)')."""
-        where = "" if site == "(all sites)" else " AND d.site = ?"
-        params = [snapshot_id, run_id] + ([] if site == "(all sites)" else [site]) + [b, limit]
-        return self.query(
-            "SELECT d.doc_index, d.doc_id, d.site, d.url, d.n_tokens, r.covered_tokens,"
-            " CASE WHEN d.n_tokens > 0 THEN r.covered_tokens / d.n_tokens ELSE 0.0 END AS contamination"
-            " FROM run_documents r JOIN documents d ON d.snapshot_id = ? AND d.doc_index = r.doc_index"
-            f" WHERE r.run_id = ?{where} AND least(floor(CASE WHEN d.n_tokens > 0 THEN r.covered_tokens / d.n_tokens"
-            f"  ELSE 0 END * {int(bins)}), {int(bins) - 1})::INTEGER = ? ORDER BY contamination DESC, d.doc_id LIMIT ?",
-            params)
-
-    def document_spans(self, run_id: int, doc_index: int) -> pl.DataFrame:
-        return self.query(
-            "SELECT s.char_start, s.char_end, s.token_start, s.token_end, p.phrase, p.df FROM run_spans s"
-            " JOIN run_phrases p ON p.run_id = s.run_id AND p.phrase_id = s.phrase_id"
-            " WHERE s.run_id = ? AND s.doc_index = ? ORDER BY s.char_start", [run_id, doc_index])
-
     # -- decisions -----------------------------------------------------------
     def set_decision(self, phrase: str, decision: str | None, note: str = "") -> None:
         if decision is not None and decision not in DECISIONS:
@@ -604,55 +519,3 @@ class Store:
 
     def decisions(self) -> pl.DataFrame:
         return self.query("SELECT phrase, decision, note, updated FROM decisions ORDER BY phrase")
-
-
-def sql_lgram_coverage(tokens: np.ndarray, doc_offsets: np.ndarray, sigma: int, min_len: int,
-                       memory_limit: str | None = None) -> tuple[np.ndarray, dict]:
-    """The SQL peer (the BloomSpan article's "Step 0"): frequent L-grams by
-    distinct documents in DuckDB SQL, as a data engineer would write it.
-
-    The token ids are loaded once into a table (doc, pos, tok); a window of L
-    tokens per position (``lead``) is grouped by the exact tuple, documents
-    counted, and the positions inside a frequent L-gram occurrence counted per
-    document.  It gives the coverage, not the maximal phrases.
-
-    Returns
-    -------
-    covered : int64 array (n_docs,)
-    seconds : dict with "load" and "query"
-    """
-    import time
-
-    n_docs = int(doc_offsets.shape[0] - 1)
-    con = duckdb.connect(":memory:")
-    try:
-        if memory_limit:
-            con.execute(f"SET memory_limit = '{memory_limit}'")
-        t = time.perf_counter()
-        doc = np.repeat(np.arange(n_docs, dtype=np.int32), np.diff(doc_offsets))
-        table = pa.table({"doc": doc, "pos": np.arange(tokens.shape[0], dtype=np.int64),
-                          "tok": np.asarray(tokens, np.int32)})
-        con.register("_t", table)
-        con.execute("CREATE TABLE t AS SELECT * FROM _t")
-        con.unregister("_t")
-        load = time.perf_counter() - t
-        t = time.perf_counter()
-        L = int(min_len)
-        cols = ", ".join([f"lead(tok, {k}) OVER w AS t{k}" for k in range(1, L)])
-        keys = ", ".join(["tok"] + [f"t{k}" for k in range(1, L)])
-        sql = f"""
-            WITH g AS (SELECT doc, pos, tok, {cols} FROM t
-                       WINDOW w AS (PARTITION BY doc ORDER BY pos)),
-                 w10 AS (SELECT * FROM g WHERE t{L - 1} IS NOT NULL),
-                 f AS (SELECT {keys} FROM w10 GROUP BY {keys} HAVING count(DISTINCT doc) >= ?),
-                 s AS (SELECT w10.doc, w10.pos FROM w10 JOIN f USING ({keys})),
-                 c AS (SELECT DISTINCT doc, unnest(range(pos, pos + {L})) AS p FROM s)
-            SELECT doc, count(*) AS covered FROM c GROUP BY doc"""
-        res = con.sql(sql, params=[int(sigma)]).to_arrow_table()
-        query = time.perf_counter() - t
-    finally:
-        con.close()
-    covered = np.zeros(n_docs, np.int64)
-    if res.num_rows:
-        covered[res.column("doc").to_numpy()] = res.column("covered").to_numpy()
-    return covered, {"load": load, "query": query}

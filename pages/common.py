@@ -16,6 +16,7 @@ import numpy as np
 import polars as pl
 import streamlit as st
 
+from engine import views
 from engine.api import DEFAULT_MIN_LEN, DEFAULT_SIGMA, ingest, mine
 from engine.errors import BoilerscopeError
 from engine.store import Store
@@ -162,14 +163,12 @@ def run_summary(db: str, run_id: int) -> dict:
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def snapshot_info(db: str, sid: str) -> dict:
-    df = _store(db).query("SELECT * FROM snapshots WHERE snapshot_id = ?", [sid])
-    return df.row(0, named=True) if df.height else {}
+    return views.snapshot_info(_store(db), sid)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def site_list(db: str, sid: str) -> list[str]:
-    return _store(db).query("SELECT DISTINCT site FROM documents WHERE snapshot_id = ? ORDER BY site",
-                            [sid])["site"].to_list()
+    return views.site_list(_store(db), sid)
 
 
 def decisions_map(s: Store) -> dict[str, str]:

@@ -3,6 +3,7 @@ import numpy as np
 import polars as pl
 import streamlit as st
 
+from engine import views
 from engine.clean import cut_mask, cut_text, stop_grams
 from pages import common as c
 
@@ -20,9 +21,9 @@ if mode == "doc_id":
         d = s.document(sid, int(doc_index))
         current_id = int(d["doc_id"]) if d else None
     if current_id is None:
-        current_id = int(s.scalar("SELECT min(doc_id) FROM documents WHERE snapshot_id = ?", [sid]))
+        current_id = views.first_doc_id(s, sid)
     want = st.number_input("doc_id", value=current_id, step=1, key="document.doc_id")
-    found = s.scalar("SELECT doc_index FROM documents WHERE snapshot_id = ? AND doc_id = ?", [sid, int(want)])
+    found = views.doc_index_of(s, sid, int(want))
     if found is None:
         st.error(f"No document with doc_id {want} in this snapshot.")
         st.stop()
@@ -30,8 +31,7 @@ if mode == "doc_id":
 else:
     q = st.text_input("URL or words", key="document.search")
     if q:
-        hits = s.query("SELECT doc_index, doc_id, url FROM documents WHERE snapshot_id = ? AND (url ILIKE ? OR text ILIKE ?)"
-                       " ORDER BY doc_id LIMIT 50", [sid, f"%{q}%", f"%{q}%"])
+        hits = views.search_documents(s, sid, q)
         if hits.height == 0:
             st.warning("No document matches.")
             st.stop()
@@ -45,7 +45,7 @@ if doc_index != c.get("doc"):
     c.share()
 
 doc = s.document(sid, int(doc_index))
-covered = s.scalar("SELECT covered_tokens FROM run_documents WHERE run_id = ? AND doc_index = ?", [run_id, doc_index]) or 0
+covered = views.covered_tokens(s, run_id, doc_index)
 n_tok = int(doc["n_tokens"])
 a, b, d = st.columns(3)
 a.metric("Tokens", f"{n_tok:,}")
@@ -53,7 +53,7 @@ b.metric("Covered tokens", f"{covered:,}")
 d.metric("Contamination", f"{(covered / n_tok if n_tok else 0):.1%}")
 st.caption(f"doc_id {doc['doc_id']} · {doc['site']} · {doc['url'] or ''}")
 
-spans = s.document_spans(run_id, doc_index)
+spans = views.document_spans(s, run_id, doc_index)
 decisions = c.decisions_map(s)
 remove = st.toggle("Show the text with noise spans removed", key="document.clean")
 text = doc["text"] or ""

@@ -7,6 +7,7 @@ import numpy as np
 import polars as pl
 import streamlit as st
 
+from engine import views
 from engine.api import dedup
 from engine.errors import BoilerscopeError
 from engine.neardup import DedupConfig
@@ -64,17 +65,14 @@ st.caption(f"Detection {dedup_id}: {summary['config']['description']}, {summary[
            + ("" if raw else f", boilerplate of run {summary.get('run_id')} removed"))
 
 definition = st.selectbox("Cluster definition", ["fci", "components", "cliques", "exact"], key="dup.def")
-sizes = s.query("SELECT cluster_id, count(*) AS documents FROM dedup_clusters WHERE dedup_id = ? AND definition = ?"
-                " GROUP BY cluster_id ORDER BY documents DESC, cluster_id LIMIT 500", [dedup_id, definition])
+sizes = views.cluster_sizes(s, dedup_id, definition)
 if sizes.height == 0:
     st.info("No cluster of this kind.")
     st.stop()
 st.dataframe(sizes, hide_index=True, width="stretch", height=220)
 cluster = st.selectbox("Cluster", sizes["cluster_id"].to_list(), key="dup.cluster",
                        format_func=lambda x: f"#{x} ({sizes.filter(pl.col('cluster_id') == x)['documents'][0]} documents)")
-docs = s.query("SELECT d.doc_index, d.doc_id, d.site, d.url, d.n_tokens FROM dedup_clusters c JOIN documents d"
-               " ON d.snapshot_id = ? AND d.doc_id = c.doc_id WHERE c.dedup_id = ? AND c.cluster_id = ?"
-               " ORDER BY d.doc_id LIMIT 500", [sid, dedup_id, cluster])
+docs = views.cluster_documents(s, sid, dedup_id, cluster)
 st.dataframe(docs.drop("doc_index"), hide_index=True, width="stretch")
 
 if docs.height >= 2:

@@ -6,6 +6,7 @@ import plotly.express as px
 import polars as pl
 import streamlit as st
 
+from engine import views
 from pages import common as c
 
 s = c.setup()
@@ -16,17 +17,17 @@ info = c.snapshot_info(s.path, sid)
 
 @st.cache_data(show_spinner=False, max_entries=128)
 def phrase_table(db, run_id, search, site, min_sites, limit):
-    return c._store(db).phrase_table(run_id, search, site, min_sites, limit)
+    return views.phrase_table(c._store(db), run_id, search, site, min_sites, limit)
 
 
 @st.cache_data(show_spinner=False, max_entries=128)
 def occurrences(db, run_id, sid, phrase_id, limit):
-    return c._store(db).phrase_occurrences(run_id, sid, phrase_id, limit)
+    return views.phrase_occurrences(c._store(db), run_id, sid, phrase_id, limit)
 
 
 @st.cache_data(show_spinner=False, max_entries=128)
 def phrase_sites(db, run_id, sid, phrase_id):
-    return c._store(db).phrase_sites(run_id, sid, phrase_id)
+    return views.phrase_sites(c._store(db), run_id, sid, phrase_id)
 
 
 f1, f2, f3 = st.columns([2, 1, 1])

@@ -3,6 +3,7 @@ import plotly.graph_objects as go
 import polars as pl
 import streamlit as st
 
+from engine import views
 from pages import common as c
 
 s = c.setup()
@@ -13,21 +14,21 @@ BINS = 20
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def ranking(db, run_id, sid):
-    return c._store(db).site_ranking(run_id, sid)
+    return views.site_ranking(c._store(db), run_id, sid)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def top_phrases(db, run_id, sid):
-    return c._store(db).site_top_phrases(run_id, sid)
+    return views.site_top_phrases(c._store(db), run_id, sid)
 
 
 @st.cache_data(show_spinner=False, max_entries=128)
 def histogram(db, run_id, sid, sites: tuple):
-    return c._store(db).contamination_histogram(run_id, sid, sites, BINS)
+    return views.contamination_histogram(c._store(db), run_id, sid, sites, BINS)
 
 
 def documents_in_bin(db, run_id, sid, site, b, limit=200):
-    return c._store(db).documents_in_bin(run_id, sid, site, b, BINS, limit)
+    return views.documents_in_bin(c._store(db), run_id, sid, site, b, BINS, limit)
 
 
 rank = ranking(s.path, run_id, sid).join(top_phrases(s.path, run_id, sid), on="site", how="left")

@@ -61,3 +61,40 @@ def mine(docs: list[list[str]], sigma: int, min_len: int):
         masks.append(mask)
         covered.append(sum(mask))
     return answer, covered, masks
+
+
+def cut_mask(docs: list[list[str]], min_len: int, noise: list[list[str]], keep: list[list[str]]):
+    """The cut rule: a token is cut when it lies in an occurrence of an L-gram
+    that occurs inside some noise phrase and inside no keep phrase."""
+    def grams(phrases):
+        return {tuple(p[i:i + min_len]) for p in phrases for i in range(len(p) - min_len + 1)}
+
+    stop = grams(noise) - grams(keep)
+    masks = []
+    for toks in docs:
+        mask = [False] * len(toks)
+        for i in range(len(toks) - min_len + 1):
+            if tuple(toks[i:i + min_len]) in stop:
+                for k in range(i, i + min_len):
+                    mask[k] = True
+        masks.append(mask)
+    return masks
+
+
+def cut_text(text: str, spans: list[tuple[int, int]], mask: list[bool]) -> str:
+    """Each maximal run of cut tokens loses its characters, from the first
+    character of its first token to the last of its last, for one space."""
+    out, last, i = [], 0, 0
+    while i < len(mask):
+        if not mask[i]:
+            i += 1
+            continue
+        j = i
+        while j + 1 < len(mask) and mask[j + 1]:
+            j += 1
+        out.append(text[last:spans[i][0]])
+        out.append(" ")
+        last = spans[j][1]
+        i = j + 1
+    out.append(text[last:])
+    return "".join(out)

@@ -147,16 +147,25 @@ def test_bad_input_one_line_status_2_store_intact(cli, tmp_path, case):
     good = snapshot(tmp_path, name="good.parquet")
     assert cli("mine", good, "--sigma", 3, "--min-len", 2, "--quiet")[0] == 0
     db = tmp_path / "boilerscope.duckdb"
-    before = db.stat().st_size
+
+    def state():
+        with Store(str(db), read_only=True) as st:
+            return (st.snapshots()["snapshot_id"].to_list(), st.runs()["run_id"].to_list(),
+                    st.query("SELECT count(*) AS n FROM documents")["n"][0],
+                    st.query("SELECT count(*) AS n FROM run_spans")["n"][0],
+                    sorted(os.listdir(str(db) + ".arrays")))
+
+    before = state()
+    assert len(before[0]) == 1 and len(before[1]) == 1 and before[3] > 0
     path = make(tmp_path)
     cmd, *rest = args
     status, out, err = cli(cmd, path, *rest, "--quiet")
     assert_one_line_error(status, out, err, words)
-    with Store(str(db)) as st:
-        assert st.runs().height == 1
-        assert st.snapshots().height == 1
-    assert before > 0
-    assert not any(n.endswith(".tmp") for n in os.listdir(tmp_path))
+    assert state() == before
+    # no temporary file or folder anywhere under the test folder (store, arrays, outputs)
+    temps = [os.path.join(b, n) for b, ds, fs in os.walk(tmp_path) for n in ds + fs
+             if n.endswith(".tmp") or n.startswith(".tmp-") or ".new-" in n]
+    assert temps == []
 
 
 def test_store_held_by_another_process(cli, tmp_path):
@@ -200,3 +209,30 @@ def test_fhk_gives_the_same_files(cli, tmp_path):
     for name in ("phrases.parquet", "documents.parquet", "sites.parquet"):
         assert (tmp_path / "bloomspan1" / name).read_bytes() == (tmp_path / "fhk1" / name).read_bytes()
     assert pl.read_parquet(tmp_path / "fhk1" / "phrases.parquet")["df"].to_list() == [3] * 4
+
+
+def test_tokens_and_text_snapshots_never_share_an_id(cli, tmp_path):
+    """A tokens snapshot whose tokens joined by spaces equal another snapshot's
+    text is another snapshot: its own id, its own spans."""
+    pq.write_table(pa.table({"tokens": [["Hello", "World"], ["a", "b"]]}), tmp_path / "t.parquet")
+    pq.write_table(pa.table({"text": ["Hello World", "a b"]}), tmp_path / "x.parquet")
+    out_t = cli("ingest", "t.parquet", "--quiet")
+    out_x = cli("ingest", "x.parquet", "--quiet")
+    assert out_t[0] == 0 and out_x[0] == 0 and "ingested" in out_x[1]
+    assert out_t[1].split()[1] != out_x[1].split()[1]
+    with Store(str(tmp_path / "boilerscope.duckdb"), read_only=True) as st:
+        assert st.snapshots().height == 2
+
+
+def test_deleting_a_run_deletes_its_dedup_results(cli, tmp_path):
+    snap = snapshot(tmp_path, texts=EXAMPLE * 6)
+    assert cli("mine", snap, "--sigma", 3, "--min-len", 2, "--quiet")[0] == 0
+    assert cli("dedup", snap, "--run", 1, "--quiet")[0] == 0
+    assert cli("dedup", snap, "--raw", "--quiet")[0] == 0
+    assert cli("runs", "--delete", 1)[0] == 0
+    with Store(str(tmp_path / "boilerscope.duckdb"), read_only=True) as st:
+        left = st.query("SELECT run_id, raw FROM dedup_runs").rows()
+        assert left == [(None, True)]
+        for table in ("dedup_clusters", "dedup_pairs"):
+            assert st.query(f"SELECT count(*) AS n FROM {table} WHERE dedup_id NOT IN "
+                            "(SELECT dedup_id FROM dedup_runs)")["n"][0] == 0

@@ -205,7 +205,7 @@ def test_fhk_planted_and_example():
 @settings(max_examples=40, deadline=None)
 @given(corpora, st.integers(1, 3), st.integers(2, 3))
 def test_sql_peer_coverage_equals_ours(docs, sigma, min_len):
-    from engine.store import sql_lgram_coverage
+    from engine.sqlpeer import sql_lgram_coverage
     _, covered, _, flat, off = mine_token_lists(docs, sigma, min_len)
     sql_cov, _ = sql_lgram_coverage(flat, off, sigma, min_len)
     assert sql_cov.tolist() == covered
@@ -230,3 +230,62 @@ def test_auto_picks_fhk_on_periodic_runs_only():
     poff = np.concatenate(([0], np.cumsum([len(d) for d in plain]))).astype(np.int64)
     assert choose_algorithm(ids, poff, 3, 3)[0] == "bloomspan"
     assert choose_algorithm(flat, off, 1, 10)[0] == "bloomspan"  # fhk needs sigma >= 2
+
+
+def ids_of(docs):
+    vocab = {}
+    ids = [[vocab.setdefault(t, len(vocab)) for t in d] for d in docs]
+    flat = np.array([t for d in ids for t in d], np.int32)
+    off = np.concatenate(([0], np.cumsum([len(d) for d in ids]))).astype(np.int64)
+    return flat, off, max(len(vocab), 1)
+
+
+def answer_of(res, flat, docs_vocab_inv=None):
+    out = {}
+    for i in np.flatnonzero(res.node_max):
+        r, m = int(res.node_rep[i]), int(res.node_len[i])
+        out[tuple(flat[r:r + m].tolist())] = (int(res.node_df[i]), int(res.node_occ[i]))
+    return out
+
+
+@settings(max_examples=300, deadline=None)
+@given(corpora, st.integers(2, 4), st.integers(2, 4), st.integers(1, 6), st.sampled_from([1, 2]))
+def test_many_chunks_and_tiny_buffers_match_brute_force(docs, sigma, min_len, chunks, workers):
+    """The multi-chunk merge and every buffer regrowth path (work buffer,
+    stack, outputs: all start at 2 entries) against the oracle, and equal to
+    the default run array by array."""
+    flat, off, V = ids_of(docs)
+    res = mine_tokens(flat, off, V, sigma, min_len, workers=workers, _chunks=chunks, _buffer_start=2)
+    base = mine_tokens(flat, off, V, sigma, min_len, workers=1)
+    exp, exp_cov, _ = naive.mine(docs, sigma, min_len)
+    inv = {}
+    for d, ids in zip(docs, [flat[off[i]:off[i + 1]].tolist() for i in range(len(docs))]):
+        inv.update(zip(ids, d))
+    assert {tuple(inv[t] for t in p): v for p, v in answer_of(res, flat).items()} == exp
+    assert res.covered.tolist() == exp_cov
+    for name in ("node_rep", "node_len", "node_df", "node_occ", "node_max", "occ_pos", "occ_doc", "occ_node",
+                 "rng_pos", "rng_len", "rng_node"):
+        assert np.array_equal(getattr(res, name), getattr(base, name)), name
+
+
+def test_saturated_counters_never_wrap():
+    """Counters saturate at 255: a bigram seen 300 times in too few documents
+    passes the filter and is dropped by the exact seeds; a frequent bigram
+    seen 256 times (0 mod 256) is never lost; a 64-byte filter makes every
+    bigram collide; one and two workers (the saturating merge)."""
+    rng = __import__("random").Random(11)
+    docs = [["x", "w"] * 150, ["x", "w"] * 150]                      # 300 each, df 2 < sigma 3
+    docs += [["y", "z"] * 86, ["y", "z"] * 85, ["y", "z"] * 85]      # 256 in all, df 3
+    docs += [[rng.choice("abcdefghij") for _ in range(60)] for _ in range(6)]
+    docs += [["p", "q", "r", "s"] + d for d in (["x", "w"], ["y"], ["z", "y"])]
+    flat, off, V = ids_of(docs)
+    exp, exp_cov, _ = naive.mine(docs, 3, 2)
+    assert ("y", "z", "y") in {p[:3] for p in exp}  # the frequent repeated bigram is in the answer
+    for workers in (1, 2):
+        res = mine_tokens(flat, off, V, 3, 2, workers=workers, filter_bytes=64)
+        assert res.stats["false_positive_occurrences"] > 0
+        inv = {}
+        for d, i in zip(docs, [flat[off[k]:off[k + 1]].tolist() for k in range(len(docs))]):
+            inv.update(zip(i, d))
+        assert {tuple(inv[t] for t in p): v for p, v in answer_of(res, flat).items()} == exp
+        assert res.covered.tolist() == exp_cov

@@ -17,9 +17,9 @@ import numpy as np
 from numba import njit
 
 from ..config import NJIT
-
-_FNV_OFFSET = np.uint64(0xCBF29CE484222325)
-_FNV_PRIME = np.uint64(0x100000001B3)
+from .hashing import FNV_OFFSET as _FNV_OFFSET
+from .hashing import FNV_PRIME as _FNV_PRIME
+from .maximal import left_maximal
 
 
 @njit(**NJIT)
@@ -117,7 +117,7 @@ def _window_mix(h):
     return h
 
 
-_ROLL = np.uint64(0x100000001B3)
+_ROLL = _FNV_PRIME
 
 
 @njit(**NJIT)
@@ -340,37 +340,6 @@ def _uniform_left(tokens, doc_offsets, bpos, bdoc, a, b):
 
 
 @njit(**NJIT)
-def _left_maximal(tokens, doc_offsets, bpos, bdoc, a, b, sigma, cnt, dfc,
-                  lastd, touched):
-    """True when no group of the occurrences ``[a, b)``, grouped by left
-    neighbour, covers ``sigma`` distinct documents."""
-    nt = 0
-    ok = True
-    for i in range(a, b):
-        p = bpos[i]
-        d = bdoc[i]
-        if p == doc_offsets[d]:
-            continue
-        w = tokens[p - 1]
-        if cnt[w] == 0:
-            touched[nt] = w
-            nt += 1
-            cnt[w] = 1
-        if lastd[w] != d:
-            lastd[w] = d
-            dfc[w] += 1
-            if dfc[w] >= sigma:
-                ok = False
-                break
-    for j in range(nt):
-        w = touched[j]
-        cnt[w] = 0
-        dfc[w] = 0
-        lastd[w] = -1
-    return ok
-
-
-@njit(**NJIT)
 def grow(tokens, doc_offsets, seed_pos, seed_doc, seed_lo, seed_hi, seed_df,
          order, sigma, min_len, cnt, dfc, lastd, touched, child_lo, keys,
          bpos, bdoc, st_lo, st_hi, st_len, st_df, st_chk,
@@ -518,8 +487,8 @@ def grow(tokens, doc_offsets, seed_pos, seed_doc, seed_lo, seed_hi, seed_df,
                         rng_len[n_rng] = m
                         rng_node[n_rng] = node
                         n_rng += 1
-                    if _left_maximal(tokens, doc_offsets, bpos, bdoc, a, b,
-                                     sigma, cnt, dfc, lastd, touched):
+                    if left_maximal(tokens, doc_offsets, bpos, bdoc, a, b,
+                                    sigma, cnt, dfc, lastd, touched):
                         node_max[node] = 1
                         for i in range(a, b):
                             occ_pos[n_occ] = bpos[i]

@@ -5,13 +5,15 @@ import numpy as np
 from numba import njit
 
 from ..config import NJIT
+from .hashing import FNV_OFFSET, FNV_PRIME
 
 
 @njit(**NJIT)
 def _hash_window(tokens, p, L):
-    h = np.uint64(0xCBF29CE484222325)
+    """FNV-1a of the L token ids from ``p`` (O(L); the stop L-grams are few)."""
+    h = FNV_OFFSET
     for k in range(L):
-        h = (h ^ np.uint64(np.uint32(tokens[p + k]))) * np.uint64(0x100000001B3)
+        h = (h ^ np.uint64(np.uint32(tokens[p + k]))) * FNV_PRIME
     h ^= h >> np.uint64(29)
     return h
 

@@ -10,6 +10,7 @@ import numpy as np
 from numba import njit
 
 from ..config import NJIT
+from .maximal import left_maximal
 
 
 @njit(**NJIT)
@@ -69,14 +70,15 @@ def _find(nxt, k):
 
 
 @njit(**NJIT)
-def traverse(text, sdoc, sa, lcp, n_docs, sigma, min_len, vocab_total):
+def traverse(text, sdoc, doc_first, sa, lcp, n_docs, sigma, min_len, vocab_total):
     """Bottom-up traversal of the LCP intervals with distinct-document counts.
 
     Distinct documents of an interval = its size minus the corrections in its
     subtree, one correction for each suffix whose previous suffix (in suffix
     order) of the same document lies in the interval (Hui's method; the
     correction goes to the lowest interval holding both, found by binary
-    search on the stack).
+    search on the stack).  ``doc_first[d]`` is the text position where
+    document ``d`` starts (for the left-maximality test).
 
     Returns
     -------
@@ -137,31 +139,13 @@ def traverse(text, sdoc, sa, lcp, n_docs, sigma, min_len, vocab_total):
             if frequent and ell >= min_len:
                 if not childfreq:
                     # left-maximality: no left-neighbour group reaches sigma
-                    nt = 0
-                    ok = True
-                    # in text order, so that equal documents are adjacent
+                    # (in text order, so that equal documents are adjacent)
                     occ = np.sort(sa[a:b + 1])
+                    occ_doc = np.empty(occ.shape[0], np.int32)
                     for k in range(occ.shape[0]):
-                        p = occ[k]
-                        if p == 0 or sdoc[p - 1] < 0:
-                            continue
-                        w = text[p - 1]
-                        d = sdoc[p]
-                        if lcnt[w] == 0:
-                            touched[nt] = w
-                            nt += 1
-                            lcnt[w] = 1
-                        if llast[w] != d:
-                            llast[w] = d
-                            ldf[w] += 1
-                            if ldf[w] >= sigma:
-                                ok = False
-                                break
-                    for j in range(nt):
-                        w = touched[j]
-                        lcnt[w] = 0
-                        ldf[w] = 0
-                        llast[w] = -1
+                        occ_doc[k] = sdoc[occ[k]]
+                    ok = left_maximal(text, doc_first, occ, occ_doc, 0, occ.shape[0], sigma,
+                                      lcnt, ldf, llast, touched)
                     if ok:
                         if n_max == max_lb.shape[0]:
                             max_lb = np.concatenate((max_lb, np.empty_like(max_lb)))

@@ -1,0 +1,152 @@
+"""The dashboard's read queries: every SQL the pages need, by name.
+
+The pages never write SQL (a test checks it): they call these functions, which
+run on the store's one connection (a cursor per query, ``?`` parameters,
+polars frames back).  Each query is bounded (LIMIT or aggregation, never a
+whole table of a large snapshot); ``bench/app_queries.py`` measures them on a
+store of 1M documents.
+"""
+from __future__ import annotations
+
+import polars as pl
+
+from .store import Store
+
+
+def snapshot_info(store: Store, sid: str) -> dict:
+    """The snapshot's row (documents, tokens, sites, vocabulary, source), or {}."""
+    df = store.query("SELECT * FROM snapshots WHERE snapshot_id = ?", [sid])
+    return df.row(0, named=True) if df.height else {}
+
+
+def site_list(store: Store, sid: str) -> list[str]:
+    return store.query("SELECT DISTINCT site FROM documents WHERE snapshot_id = ? ORDER BY site",
+                       [sid])["site"].to_list()
+
+
+def first_doc_id(store: Store, sid: str) -> int | None:
+    value = store.scalar("SELECT min(doc_id) FROM documents WHERE snapshot_id = ?", [sid])
+    return None if value is None else int(value)
+
+
+def doc_index_of(store: Store, sid: str, doc_id: int) -> int | None:
+    """The position of the document with this doc_id in its snapshot."""
+    value = store.scalar("SELECT doc_index FROM documents WHERE snapshot_id = ? AND doc_id = ?", [sid, int(doc_id)])
+    return None if value is None else int(value)
+
+
+def search_documents(store: Store, sid: str, text: str, limit: int = 50) -> pl.DataFrame:
+    """Documents whose URL or text contains ``text`` (case-insensitive)."""
+    like = f"%{text}%"
+    return store.query("SELECT doc_index, doc_id, url FROM documents WHERE snapshot_id = ?"
+                       " AND (url ILIKE ? OR text ILIKE ?) ORDER BY doc_id LIMIT ?", [sid, like, like, limit])
+
+
+def covered_tokens(store: Store, run_id: int, doc_index: int) -> int:
+    value = store.scalar("SELECT covered_tokens FROM run_documents WHERE run_id = ? AND doc_index = ?",
+                         [run_id, doc_index])
+    return int(value or 0)
+
+
+def cluster_sizes(store: Store, dedup_id: int, definition: str, limit: int = 500) -> pl.DataFrame:
+    return store.query(
+        "SELECT cluster_id, count(*) AS documents FROM dedup_clusters WHERE dedup_id = ? AND definition = ?"
+        " GROUP BY cluster_id ORDER BY documents DESC, cluster_id LIMIT ?", [dedup_id, definition, limit])
+
+
+def cluster_documents(store: Store, sid: str, dedup_id: int, cluster_id: int, limit: int = 500) -> pl.DataFrame:
+    return store.query(
+        "SELECT d.doc_index, d.doc_id, d.site, d.url, d.n_tokens FROM dedup_clusters c JOIN documents d"
+        " ON d.snapshot_id = ? AND d.doc_id = c.doc_id WHERE c.dedup_id = ? AND c.cluster_id = ?"
+        " ORDER BY d.doc_id LIMIT ?", [sid, dedup_id, cluster_id, limit])
+
+
+def phrase_table(store: Store, run_id: int, search: str = "", site: str = "", min_sites: int = 1,
+                 limit: int = 500) -> pl.DataFrame:
+    """Maximal phrases of a run by psi, filtered by text, site and number of sites."""
+    sql = ["SELECT p.phrase_id, p.phrase, p.length, p.df, p.occurrences, p.sites, p.psi FROM run_phrases p"
+           " WHERE p.run_id = ? AND p.maximal"]
+    params: list = [run_id]
+    if search:
+        sql.append("AND p.phrase ILIKE ?")
+        params.append(f"%{search.lower()}%")
+    if min_sites > 1:
+        sql.append("AND p.sites >= ?")
+        params.append(min_sites)
+    if site:
+        sql.append("AND p.phrase_id IN (SELECT o.phrase_id FROM run_occurrences o JOIN documents d"
+                   " ON d.snapshot_id = (SELECT snapshot_id FROM runs WHERE run_id = ?)"
+                   " AND d.doc_index = o.doc_index WHERE o.run_id = ? AND d.site = ?)")
+        params += [run_id, run_id, site]
+    sql.append("ORDER BY p.psi DESC, p.length DESC, p.phrase LIMIT ?")
+    params.append(limit)
+    return store.query(" ".join(sql), params)
+
+def phrase_occurrences(store: Store, run_id: int, snapshot_id: str, phrase_id: int, limit: int = 30) -> pl.DataFrame:
+    return store.query(
+        "SELECT o.doc_index, o.token_pos, d.doc_id, d.site, d.url FROM run_occurrences o"
+        " JOIN documents d ON d.snapshot_id = ? AND d.doc_index = o.doc_index"
+        " WHERE o.run_id = ? AND o.phrase_id = ? ORDER BY o.doc_index, o.token_pos LIMIT ?",
+        [snapshot_id, run_id, phrase_id, limit])
+
+def phrase_sites(store: Store, run_id: int, snapshot_id: str, phrase_id: int) -> pl.DataFrame:
+    return store.query(
+        "SELECT d.site, count(DISTINCT o.doc_index) AS documents, count(*) AS occurrences"
+        " FROM run_occurrences o JOIN documents d ON d.snapshot_id = ? AND d.doc_index = o.doc_index"
+        " WHERE o.run_id = ? AND o.phrase_id = ? GROUP BY d.site ORDER BY documents DESC, d.site",
+        [snapshot_id, run_id, phrase_id])
+
+def site_ranking(store: Store, run_id: int, snapshot_id: str) -> pl.DataFrame:
+    """Per site: documents, tokens, covered tokens, coverage, median and p90 contamination."""
+    return store.query(
+        "WITH dc AS (SELECT d.site, d.n_tokens, r.covered_tokens,"
+        "  CASE WHEN d.n_tokens > 0 THEN r.covered_tokens / d.n_tokens ELSE 0.0 END AS contamination"
+        "  FROM run_documents r JOIN documents d ON d.snapshot_id = ? AND d.doc_index = r.doc_index"
+        "  WHERE r.run_id = ?)"
+        " SELECT site, count(*) AS documents, sum(n_tokens) AS tokens, sum(covered_tokens) AS covered_tokens,"
+        "  CASE WHEN sum(n_tokens) > 0 THEN sum(covered_tokens) / sum(n_tokens) ELSE 0.0 END AS coverage,"
+        "  quantile_cont(contamination, 0.5) AS median_contamination,"
+        "  quantile_cont(contamination, 0.9) AS p90_contamination"
+        " FROM dc GROUP BY site ORDER BY covered_tokens DESC, site", [snapshot_id, run_id])
+
+def site_top_phrases(store: Store, run_id: int, snapshot_id: str, k: int = 3) -> pl.DataFrame:
+    return store.query(
+        "WITH ps AS (SELECT d.site, p.phrase, p.psi,"
+        "  row_number() OVER (PARTITION BY d.site ORDER BY p.psi DESC, p.phrase) AS k"
+        "  FROM (SELECT DISTINCT o.phrase_id, o.doc_index FROM run_occurrences o WHERE o.run_id = ?) o"
+        "  JOIN documents d ON d.snapshot_id = ? AND d.doc_index = o.doc_index"
+        "  JOIN run_phrases p ON p.run_id = ? AND p.phrase_id = o.phrase_id"
+        "  GROUP BY d.site, p.phrase, p.psi)"
+        " SELECT site, string_agg(left(phrase, 60), ' | ' ORDER BY k) AS top_phrases FROM ps"
+        " WHERE k <= ? GROUP BY site", [run_id, snapshot_id, run_id, k])
+
+def contamination_histogram(store: Store, run_id: int, snapshot_id: str, sites: tuple = (),
+                            bins: int = 20) -> pl.DataFrame:
+    """Documents per contamination bin, binned in SQL, per site (or the
+    whole corpus when ``sites`` is empty)."""
+    site_sql = "d.site" if sites else "'(all sites)'"
+    where = f" AND d.site IN ({', '.join('?' * len(sites))})" if sites else ""
+    return store.query(
+        f"SELECT {site_sql} AS site, least(floor(CASE WHEN d.n_tokens > 0 THEN r.covered_tokens / d.n_tokens"
+        f"  ELSE 0 END * {int(bins)}), {int(bins) - 1})::INTEGER AS bin, count(*) AS documents"
+        " FROM run_documents r JOIN documents d ON d.snapshot_id = ? AND d.doc_index = r.doc_index"
+        f" WHERE r.run_id = ?{where} GROUP BY ALL ORDER BY site, bin", [snapshot_id, run_id, *sites])
+
+def documents_in_bin(store: Store, run_id: int, snapshot_id: str, site: str, b: int, bins: int = 20,
+                     limit: int = 200) -> pl.DataFrame:
+    """The documents of one histogram bar (site may be '(all sites)')."""
+    where = "" if site == "(all sites)" else " AND d.site = ?"
+    params = [snapshot_id, run_id] + ([] if site == "(all sites)" else [site]) + [b, limit]
+    return store.query(
+        "SELECT d.doc_index, d.doc_id, d.site, d.url, d.n_tokens, r.covered_tokens,"
+        " CASE WHEN d.n_tokens > 0 THEN r.covered_tokens / d.n_tokens ELSE 0.0 END AS contamination"
+        " FROM run_documents r JOIN documents d ON d.snapshot_id = ? AND d.doc_index = r.doc_index"
+        f" WHERE r.run_id = ?{where} AND least(floor(CASE WHEN d.n_tokens > 0 THEN r.covered_tokens / d.n_tokens"
+        f"  ELSE 0 END * {int(bins)}), {int(bins) - 1})::INTEGER = ? ORDER BY contamination DESC, d.doc_id LIMIT ?",
+        params)
+
+def document_spans(store: Store, run_id: int, doc_index: int) -> pl.DataFrame:
+    return store.query(
+        "SELECT s.char_start, s.char_end, s.token_start, s.token_end, p.phrase, p.df FROM run_spans s"
+        " JOIN run_phrases p ON p.run_id = s.run_id AND p.phrase_id = s.phrase_id"
+        " WHERE s.run_id = ? AND s.doc_index = ? ORDER BY s.char_start", [run_id, doc_index])

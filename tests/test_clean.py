@@ -1,0 +1,48 @@
+"""The cut rule (engine.clean) against its brute-force definition (tests/naive.py)."""
+import numpy as np
+import pyarrow as pa
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import naive
+from engine.clean import cut_mask, cut_text, stop_grams
+from engine.tokenize import tokenize_arrow
+
+words = st.lists(st.sampled_from("abc"), max_size=12)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(words, min_size=1, max_size=6), st.lists(words, max_size=3), st.lists(words, max_size=2),
+       st.integers(2, 4))
+def test_cut_mask_matches_the_definition(docs, noise, keep, L):
+    vocab = {t: i for i, t in enumerate("abc")}
+    flat = np.array([vocab[t] for d in docs for t in d], np.int32)
+    off = np.concatenate(([0], np.cumsum([len(d) for d in docs]))).astype(np.int64)
+    grams = stop_grams([" ".join(p) for p in noise], [" ".join(p) for p in keep], vocab, L)
+    got = cut_mask(flat, off, L, grams)
+    want = naive.cut_mask(docs, L, noise, keep)
+    assert got.astype(bool).tolist() == [x for m in want for x in m]
+
+
+def test_keep_wins_and_unknown_tokens_never_match():
+    vocab = {"a": 0, "b": 1, "c": 2}
+    grams = stop_grams(["a b c", "a b zz"], ["b c"], vocab, 2)
+    assert grams.tolist() == [[0, 1]]  # "b c" is kept; "b zz" cannot occur
+    assert cut_mask(np.array([0, 1, 2, 0, 1], np.int32), np.array([0, 3, 5]), 2, grams).tolist() == [1, 1, 0, 1, 1]
+
+
+ALPHABET = "ab ,.Σ\n"
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=ALPHABET, max_size=40), st.data())
+def test_cut_text_matches_the_definition(text, data):
+    tk = tokenize_arrow(pa.array([text]))
+    n = tk.n_tokens
+    mask = data.draw(st.lists(st.booleans(), min_size=n, max_size=n))
+    got = cut_text(text, tk.span_start, tk.span_end, np.array(mask, bool))
+    want = naive.cut_text(text, [(int(a), int(b)) for a, b in zip(tk.span_start, tk.span_end)], mask)
+    assert got == want
+    # cut words never merge: the tokens left are exactly the uncut ones
+    left = naive.tokenize(got)[0]
+    assert left == [t for t, m in zip(naive.tokenize(text)[0], mask) if not m]
