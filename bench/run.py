@@ -254,7 +254,6 @@ def table(result):
 
 
 def chart(result):
-    import plotly.graph_objects as go  # noqa: F401
     from plotly.subplots import make_subplots
     fig = make_subplots(rows=1, cols=2, subplot_titles=("ns per token", "peak RSS bytes per token"))
     for algo in ("bloomspan", "fhk"):

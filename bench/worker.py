@@ -44,8 +44,9 @@ def main():
     else:
         from engine.bloomspan import mine_tokens
         from engine.fhk import mine_tokens_fhk
-        fn = mine_tokens_fhk if algo == "fhk" else mine_tokens
-        if algo == "auto":
+        if algo != "auto":
+            fn = mine_tokens_fhk if algo == "fhk" else mine_tokens
+        else:
             from engine.shape import choose_algorithm
 
             def fn(tokens, offsets, vocab, sigma, L, workers=None):

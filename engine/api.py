@@ -379,7 +379,7 @@ def dedup(source: str, *, run: int | None = None, raw: bool = False, config=None
                 result_set.prepare({"clusters.parquet": res.clusters, "pairs.parquet": res.pairs},
                                    "dedup_summary.json", summary)
 
-        did = st.add_dedup(sid, run, raw, res.summary["config"], res.clusters, res.pairs, summary,
+        st.add_dedup(sid, run, raw, res.summary["config"], res.clusters, res.pairs, summary,
                            before_commit=finish)
         if result_set is not None:
             result_set.publish()

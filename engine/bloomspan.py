@@ -91,12 +91,31 @@ Complexity
 Steps 1-4: O(n L) time (O(n) with the rolling hash).  Growth: O(sum over
 visited branching nodes of their occurrences); on natural text a fraction of
 n; on densely nested repeats (long runs of one token: a run of k copies costs
-k^2/2) it grows quadratically, where the suffix-array baseline is the better
-choice (measured: one seed of 800k occurrences in runs of "0" tokens takes
-0.6 s of webdocs' growth).  Memory: the token array (4 bytes per token), one
-byte per token of start flags, 16 bytes per kept start (position, document,
-next and previous token), the filter (``filter_bytes`` per worker), and per
-worker scratch of O(vocabulary + largest seed x depth).
+k^2/2 occurrence visits, about 10 ns each: k = 16,000 in two documents at
+sigma 2 takes 2.5 s) it grows quadratically, where the suffix-array baseline
+is the better choice and ``--algo auto`` takes it (measured: one seed of 800k
+occurrences in runs of "0" tokens takes 0.6 s of webdocs' growth).  At sigma
+1 nothing prunes such runs, so sigma 1 is answered by :mod:`engine.sigma1`
+(whole documents, O(n log n)).  The chain skip first bounds the extension by
+the room left in every document, so a node costs O(its occurrences) even when
+one of them sits at its document's end.  Memory: the token array (4 bytes per
+token), one byte per token of start flags, 16 bytes per kept start (position,
+document, next and previous token), the filter (``filter_bytes`` per worker),
+and per worker scratch of O(vocabulary + largest seed): a node's children are
+moved down onto its own dead slice of the work buffer, so a path of nested
+nodes never stacks their occurrence lists (it took k^2/2 entries on a run of
+k copies).
+
+References
+----------
+.. [1] The BloomSpan article (the method this module implements: counting
+   filter of bigrams, seeds grown depth-first on the token array, coverage
+   mask), whose published implementation is not exact (see "Departures").
+.. [2] B. H. Bloom. Space/Time Trade-offs in Hash Coding with Allowable
+   Errors. CACM 13(7), 1970; L. Fan, P. Cao, J. Almeida, A. Z. Broder.
+   Summary Cache. IEEE/ACM ToN 8(3), 2000 (counting filters).
+.. [3] J. Fischer, V. Heun, S. Kramer. Optimal String Mining Under Frequency
+   Constraints. PKDD 2006 (the suffix-array baseline, :mod:`engine.fhk`).
 """
 from __future__ import annotations
 
@@ -227,6 +246,7 @@ class _Stages:
             yield
         finally:
             self.timings[name] = self.timings.get(name, 0.0) + time.perf_counter() - t
+            log.debug("stage %s: %.3f s", name, self.timings[name])
 
 
 def mine_tokens(tokens, doc_offsets, vocab_size: int, sigma: int, min_len: int,

@@ -12,7 +12,12 @@ import sys
 import threading
 
 from . import __version__
+from .api import ALGOS, DEFAULT_ALGO, DEFAULT_MIN_LEN, DEFAULT_SIGMA
 from .errors import BoilerscopeError
+from .neardup import DESCRIPTIONS, SCHEMES, DedupConfig
+
+#: The defaults of a detection: one source for the command line, the API and the page.
+DEDUP = DedupConfig()
 
 
 class _Parser(argparse.ArgumentParser):
@@ -43,9 +48,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     m = sub.add_parser("mine", help="mine the maximal repeated phrases and the coverage")
     m.add_argument("source", help="a snapshot (ingested first) or a store (.duckdb)")
-    m.add_argument("--sigma", default="20", help="minimum documents: a count or a share like 0.5%% (default 20)")
-    m.add_argument("--min-len", default="10", help="minimum phrase length in tokens, >= 2 (default 10)")
-    m.add_argument("--algo", default="auto", choices=("auto", "bloomspan", "fhk"),
+    m.add_argument("--sigma", default=str(DEFAULT_SIGMA),
+                   help="minimum documents: a count or a share like 0.5%% (default %(default)s)")
+    m.add_argument("--min-len", default=str(DEFAULT_MIN_LEN),
+                   help="minimum phrase length in tokens, >= 2 (default %(default)s)")
+    m.add_argument("--algo", default=DEFAULT_ALGO, choices=ALGOS,
                    help="auto (default: fhk on long periodic runs, else bloomspan), bloomspan, "
                         "or fhk, the suffix-array baseline")
     m.add_argument("--db", default="boilerscope.duckdb", help="the store (default: %(default)s)")
@@ -71,13 +78,14 @@ def build_parser() -> argparse.ArgumentParser:
     g = dd.add_mutually_exclusive_group()
     g.add_argument("--run", type=int, default=None, metavar="RUN_ID", help="remove this run's boilerplate")
     g.add_argument("--raw", action="store_true", help="detect on the raw text")
-    dd.add_argument("--method", default="shingles", choices=("shingles", "lexical"),
-                    help="document description (default shingles)")
-    dd.add_argument("--sketch", default="bottom", choices=("bottom", "minhash"),
+    dd.add_argument("--method", default=DEDUP.description, choices=DESCRIPTIONS,
+                    help="document description (default %(default)s)")
+    dd.add_argument("--sketch", default=DEDUP.scheme, choices=SCHEMES,
                     help="bottom: n minimal elements of one permutation; minhash: min of n permutations")
-    dd.add_argument("--shingle", type=int, default=3, help="shingle width w in tokens (default 3)")
-    dd.add_argument("--sketch-size", type=int, default=64, help="sketch size n (default 64)")
-    dd.add_argument("--threshold", type=int, default=32, help="t: common sketch elements to be similar (default 32)")
+    dd.add_argument("--shingle", type=int, default=DEDUP.w, help="shingle width w in tokens (default %(default)s)")
+    dd.add_argument("--sketch-size", type=int, default=DEDUP.n, help="sketch size n (default %(default)s)")
+    dd.add_argument("--threshold", type=int, default=DEDUP.t,
+                    help="t: common sketch elements to be similar (default %(default)s)")
     dd.add_argument("--db", default="boilerscope.duckdb", help="the store (default: %(default)s)")
     dd.add_argument("--snapshot", default=None, help="snapshot id in a store holding several")
     dd.add_argument("--out", default=None, help="folder for clusters.parquet, pairs.parquet, dedup_summary.json")

@@ -29,10 +29,20 @@ coverage must equal BloomSpan's (tested).
 
 Complexity: O(n log n) time for the suffix array, O(n) for the rest; memory
 about 30 bytes per token (text, suffix array, rank, LCP, per-suffix arrays).
+
+References
+----------
+.. [1] J. Fischer, V. Heun, S. Kramer. Optimal String Mining Under Frequency
+   Constraints. PKDD 2006, LNCS 4213.
+.. [2] L. C. K. Hui. Color Set Size Problem with Applications to String
+   Matching. CPM 1992 (distinct documents per LCP interval).
+.. [3] T. Kasai, G. Lee, H. Arimura, S. Arikawa, K. Park. Linear-Time
+   Longest-Common-Prefix Computation in Suffix Arrays and Its Applications.
+   CPM 2001.
+.. [4] Y. Mori. libdivsufsort (the suffix array, through ``pydivsufsort``).
 """
 from __future__ import annotations
 
-import logging
 import time
 
 import numpy as np
@@ -42,7 +52,6 @@ from .config import KERNEL_LOCK
 from .kernels import coverage as C
 from .kernels import fhk as K
 
-log = logging.getLogger(__name__)
 
 
 def suffix_array(text: np.ndarray) -> np.ndarray:

@@ -59,6 +59,7 @@ def atomic_file(path: str, what: str = "the output"):
     folder, name = os.path.split(path)
     for old in _listdir(folder):
         if old.startswith(f".{name}.") and old.endswith(".tmp"):
+            log.info("removing the leftover %s", old)
             _remove(os.path.join(folder, old))
     tmp = os.path.join(folder, f".{name}.{uuid.uuid4().hex}.tmp")
     try:
@@ -134,6 +135,7 @@ class ResultSet:
         olds = []
         for name in _listdir(self.parent):
             if name.startswith(f".{self.base}.new-"):
+                log.info("removing the leftover %s", name)
                 _remove(os.path.join(self.parent, name))
             elif name.startswith(f".{self.base}.old-"):
                 olds.append(os.path.join(self.parent, name))

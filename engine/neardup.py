@@ -34,10 +34,28 @@ component (``fci_budget`` closed sets) and the summary says when it was hit.
 
 Complexity: sketches O(tokens × n) for minhash, O(tokens log) for bottom;
 candidates O(sum of squared posting lengths); clusters per component.
+
+References
+----------
+.. [1] D. I. Ignatov, S. O. Kuznetsov. Frequent Itemset Mining for Clustering
+   Near Duplicate Web Documents. ICCS 2009, LNAI 5662 (FCI clusters).
+.. [2] A. Broder. On the Resemblance and Containment of Documents. SEQUENCES
+   1997; A. Broder, M. Charikar, A. Frieze, M. Mitzenmacher. Min-Wise
+   Independent Permutations. STOC 1998 (shingles, bottom-n and n-permutation
+   sketches).
+.. [3] A. Chowdhury, O. Frieder, D. Grossman, M. C. McCabe. Collection
+   Statistics for Fast Duplicate Document Detection. ACM TOIS 20(2), 2002
+   (I-Match: the lexical description by an idf band).
+.. [4] T. Uno, M. Kiyomi, H. Arimura. LCM ver. 2: Efficient Mining Algorithms
+   for Frequent/Closed/Maximal Itemsets. FIMI 2004 (prefix-preserving closure
+   extension).
+.. [5] C. Bron, J. Kerbosch. Algorithm 457: Finding All Cliques of an
+   Undirected Graph. CACM 16(9), 1973; E. Tomita, A. Tanaka, H. Takahashi.
+   The Worst-Case Time Complexity for Generating All Maximal Cliques.
+   TCS 363(1), 2006 (pivoting).
 """
 from __future__ import annotations
 
-import logging
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -46,7 +64,6 @@ import polars as pl
 from .errors import BoilerscopeError
 from .kernels import neardup as K
 
-log = logging.getLogger(__name__)
 
 DESCRIPTIONS = ("shingles", "lexical")
 SCHEMES = ("bottom", "minhash")

@@ -9,13 +9,21 @@ BloomSpan's growth about k^2/2 occurrence visits; the suffix array does not
 care).  So the statistic that predicts the winner is the squared length of
 periodic runs per token, ``runs = sum(k^2 / q) / n`` over maximal runs of
 period q = 1, 2, estimated on an even sample of documents.  The LZ78 ratio
-c/n, the article's measure, is reported as well but does not separate the
-cases measured here (webdocs 0.34 and Synthetic 2 0.28 are both BloomSpan's).
+c/n, the article's measure, is computed by :func:`lz78_ratio` for the
+benchmark tables (the c/n column) but is not used by the decision, since it
+does not separate the cases measured here (webdocs 0.34 and Synthetic 2 0.28
+are both BloomSpan's).
 
-Rule: FHK when sigma >= 2 and runs > ``RUNS_THRESHOLD`` (crossover measured
+Rule (sigma 1 never gets here: :mod:`engine.sigma1` answers it): FHK when
+sigma >= 2 and runs > ``RUNS_THRESHOLD`` (crossover measured
 between 9.5, where BloomSpan is still 12% faster, and 200, where FHK is 16x
 faster), else BloomSpan.  The decision costs one sequential pass over at
 most ``SAMPLE_TOKENS`` tokens.
+
+References
+----------
+.. [1] J. Ziv, A. Lempel. Compression of Individual Sequences via
+   Variable-Rate Coding. IEEE Trans. Inf. Theory 24(5), 1978 (LZ78, c/n).
 """
 from __future__ import annotations
 

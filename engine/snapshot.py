@@ -12,7 +12,6 @@ with one line that says what is wrong and what to do.
 from __future__ import annotations
 
 import hashlib
-import logging
 import os
 import stat
 from dataclasses import dataclass
@@ -25,7 +24,6 @@ import pyarrow.compute as pc
 from .errors import BoilerscopeError
 from .tokenize import Tokenized, tokenize_arrow, tokenize_lists
 
-log = logging.getLogger(__name__)
 
 SNAPSHOT_SUFFIXES = (".parquet", ".jsonl", ".csv")
 

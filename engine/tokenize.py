@@ -16,7 +16,6 @@ table of 0x110000 bytes; the scan itself runs in :mod:`engine.kernels.tokenize`.
 from __future__ import annotations
 
 import functools
-import logging
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -28,7 +27,6 @@ import regex
 from .errors import BoilerscopeError
 from .kernels import tokenize as K
 
-log = logging.getLogger(__name__)
 
 TOKEN_PATTERN = r"[\p{L}\p{M}\p{N}]+"
 _TOKEN_RE = regex.compile(TOKEN_PATTERN)

@@ -5,16 +5,16 @@ import streamlit as st
 
 from engine import views
 from engine.clean import cut_mask, cut_text, stop_grams
-from pages import common as c
+from pages import boot, conn, render, state
 
-s = c.setup()
-sid, run_id = c.need_run(s)
+s = boot.setup()
+sid, run_id = boot.need_run(s)
 st.title("Document")
-summary = c.run_summary(s.path, run_id)
+summary = conn.run_summary(s.path, run_id)
 L = int(summary["min_len"])
 
 mode = st.radio("Find by", ["doc_id", "URL or text search"], horizontal=True, key="document.mode")
-doc_index = c.get("doc")
+doc_index = state.get("doc")
 if mode == "doc_id":
     current_id = None
     if doc_index is not None:
@@ -40,9 +40,9 @@ else:
                                  f"{hits.filter(pl.col('doc_index') == i)['url'][0] or ''}")
     elif doc_index is None:
         st.stop()
-if doc_index != c.get("doc"):
-    c.put("doc", int(doc_index))
-    c.share()
+if doc_index != state.get("doc"):
+    state.put("doc", int(doc_index))
+    state.share()
 
 doc = s.document(sid, int(doc_index))
 covered = views.covered_tokens(s, run_id, doc_index)
@@ -54,7 +54,7 @@ d.metric("Contamination", f"{(covered / n_tok if n_tok else 0):.1%}")
 st.caption(f"doc_id {doc['doc_id']} · {doc['site']} · {doc['url'] or ''}")
 
 spans = views.document_spans(s, run_id, doc_index)
-decisions = c.decisions_map(s)
+decisions = conn.decisions_map(s)
 remove = st.toggle("Show the text with noise spans removed", key="document.clean")
 text = doc["text"] or ""
 if remove:
@@ -70,4 +70,4 @@ if remove:
             + __import__("html").escape(cut_text(text, arrays.span_start[lo:hi], arrays.span_end[lo:hi], cut)) + "</div>")
 else:
     st.caption("Highlight colours: red = noise, green = keep, orange = unsure, yellow = undecided; hover a span for its phrase and df.")
-    st.html(c.highlight_html(text, spans.to_dicts(), decisions))
+    st.html(render.highlight_html(text, spans.to_dicts(), decisions))

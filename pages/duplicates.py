@@ -10,11 +10,13 @@ import streamlit as st
 from engine import views
 from engine.api import dedup
 from engine.errors import BoilerscopeError
-from engine.neardup import DedupConfig
-from pages import common as c
+from engine.neardup import DESCRIPTIONS, SCHEMES, DedupConfig
+from pages import boot, progress, state
 
-s = c.setup()
-sid = c.get("snapshot")
+DEFAULTS = DedupConfig()
+
+s = boot.setup()
+sid = state.get("snapshot")
 if sid is None:
     st.info("No snapshot yet: load one on the Load page.")
     st.stop()
@@ -26,20 +28,21 @@ mode = st.radio("Text", ["boilerplate removed", "raw"], horizontal=True, key="du
 raw = mode == "raw"
 with st.expander("Detection parameters"):
     a, b, d, e, f = st.columns(5)
-    method = a.selectbox("Description", ["shingles", "lexical"], key="dup.method")
-    scheme = b.selectbox("Sketch", ["bottom", "minhash"], key="dup.scheme")
-    w = d.number_input("Shingle w", 1, 20, 3, key="dup.w")
-    n = e.number_input("Sketch size n", 8, 256, 64, key="dup.n")
-    t = f.number_input("Threshold t", 1, 256, 32, key="dup.t")
+    method = a.selectbox("Description", list(DESCRIPTIONS), index=DESCRIPTIONS.index(DEFAULTS.description),
+                         key="dup.method")
+    scheme = b.selectbox("Sketch", list(SCHEMES), index=SCHEMES.index(DEFAULTS.scheme), key="dup.scheme")
+    w = d.number_input("Shingle w", 1, 20, DEFAULTS.w, key="dup.w")
+    n = e.number_input("Sketch size n", 8, 256, DEFAULTS.n, key="dup.n")
+    t = f.number_input("Threshold t", 1, 256, DEFAULTS.t, key="dup.t")
 
 history = s.dedups(sid).filter(pl.col("raw") == raw)
-run_id = c.get("run")
+run_id = state.get("run")
 if not raw and run_id is not None:
     history = history.filter(pl.col("run_id") == run_id)
 if st.button("Detect", type="primary", key="dup.run"):
     cfg = DedupConfig(description=method, scheme=scheme, w=int(w), n=int(n), t=min(int(t), int(n)))
     try:
-        summary = c.run_with_progress(
+        summary = progress.run_with_progress(
             lambda cb: dedup(s.path, run=None if raw else run_id, raw=raw, config=cfg, store=s, snapshot=sid,
                              progress=cb), "Detecting near-duplicates")
     except BoilerscopeError as exc:

@@ -8,12 +8,12 @@ import streamlit as st
 from engine.api import clean
 from engine.clean import stoplist_frames
 from engine.errors import BoilerscopeError
-from pages import common as c
+from pages import boot, conn, progress, render
 
-s = c.setup()
-sid, run_id = c.need_run(s)
+s = boot.setup()
+sid, run_id = boot.need_run(s)
 st.title("Decisions and export")
-summary = c.run_summary(s.path, run_id)
+summary = conn.run_summary(s.path, run_id)
 L = int(summary["min_len"])
 
 dec = s.decisions()
@@ -43,7 +43,7 @@ if st.button("Build cleaned snapshot", type="primary", key="export.build", disab
     os.makedirs(out_dir, exist_ok=True)
     path = os.path.join(out_dir, f"cleaned-{sid}-run{run_id}.parquet")
     try:
-        figures = c.run_with_progress(
+        figures = progress.run_with_progress(
             lambda cb: clean(s.path, run=run_id, stoplist=(noise, keep), out=path, force=True, store=s),
             "Cleaning")
     except BoilerscopeError as exc:
@@ -64,4 +64,4 @@ if res:
                            variable_name="when", value_name="mean document length")
     fig = px.bar(long.to_pandas(), x="site", y="mean document length", color="when", barmode="group",
                  title="Mean document length before and after (the length BM25 normalises by)")
-    st.plotly_chart(fig, width="stretch", config=c.fig_config("before-after"), key="export.fig")
+    st.plotly_chart(fig, width="stretch", config=render.fig_config("before-after"), key="export.fig")

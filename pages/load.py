@@ -6,9 +6,9 @@ import streamlit as st
 
 from engine.api import ingest
 from engine.errors import BoilerscopeError
-from pages import common as c
+from pages import boot, conn, progress, state
 
-s = c.setup()
+s = boot.setup()
 st.title("Load a snapshot")
 
 SUFFIXES = (".parquet", ".jsonl", ".csv")
@@ -17,31 +17,31 @@ MAX_MB = st.get_option("server.maxUploadSize")
 
 def do_ingest(path: str, label: str) -> None:
     try:
-        sid, created = c.run_with_progress(lambda cb: ingest(path, store=s), f"Ingesting {label}")
+        sid, created = progress.run_with_progress(lambda cb: ingest(path, store=s), f"Ingesting {label}")
     except BoilerscopeError as exc:
         st.error(str(exc))
         return
-    c.put("snapshot", sid)
-    c.put("run", None)
+    state.put("snapshot", sid)
+    state.put("run", None)
     st.session_state["load.message"] = (f"Snapshot {sid} {'ingested' if created else 'was already in the store'}.")
     st.session_state.pop("load.active", None)
-    c.share()
+    state.share()
 
 
 source = st.radio("Source", ["Demo data", "Upload", "Path"], horizontal=True, key="load.source")
 if source == "Demo data":
     files = []
-    for f in sorted(os.listdir(c.DATA_DIR)):
+    for f in sorted(os.listdir(boot.DATA_DIR)):
         if f.lower().endswith(SUFFIXES):
             try:  # a symlink out of data/ is not listed (the Path box refuses it too)
-                c.allowed_file(os.path.join(c.DATA_DIR, f))
+                boot.allowed_file(os.path.join(boot.DATA_DIR, f))
             except BoilerscopeError:
                 continue
             files.append(f)
     pick = st.selectbox("Snapshot in data/", files, key="load.demo")
     if st.button("Ingest", key="load.ingest_demo", type="primary") and pick:
         try:
-            do_ingest(c.allowed_file(os.path.join(c.DATA_DIR, pick)), pick)
+            do_ingest(boot.allowed_file(os.path.join(boot.DATA_DIR, pick)), pick)
         except BoilerscopeError as exc:
             st.error(str(exc))
 elif source == "Upload":
@@ -60,10 +60,10 @@ elif source == "Upload":
                 do_ingest(path, up.name)
 else:
     path = st.text_input("Path of a snapshot file", key="load.path",
-                         help="Allowed folders: " + ", ".join(c.allowed_dirs()))
+                         help="Allowed folders: " + ", ".join(boot.allowed_dirs()))
     if st.button("Ingest path", key="load.ingest_path", type="primary") and path:
         try:
-            real = c.allowed_file(path)
+            real = boot.allowed_file(path)
         except BoilerscopeError as exc:
             st.error(str(exc))
         else:
@@ -80,14 +80,14 @@ else:
     st.dataframe(snaps.select("snapshot_id", "source", "documents", "sites", "tokens", "vocabulary", "created"),
                  hide_index=True, width="stretch")
     ids = snaps["snapshot_id"].to_list()
-    current = c.get("snapshot")
+    current = state.get("snapshot")
     choice = st.selectbox("Active snapshot", ids, index=ids.index(current) if current in ids else 0,
                           key="load.active")
     if choice != current:
-        c.put("snapshot", choice)
-        c.put("run", None)
+        state.put("snapshot", choice)
+        state.put("run", None)
         st.rerun()
-    info = c.snapshot_info(s.path, choice)
+    info = conn.snapshot_info(s.path, choice)
     a, b, d = st.columns(3)
     a.metric("Documents", f"{info['documents']:,}")
     b.metric("Sites", f"{info['sites']:,}")

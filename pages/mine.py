@@ -1,19 +1,19 @@
 """Mine: tune sigma and L, run the engine, browse the run history."""
 import streamlit as st
 
-from engine.api import DEFAULT_MIN_LEN, DEFAULT_SIGMA, mine
+from engine.api import ALGOS, DEFAULT_ALGO, DEFAULT_MIN_LEN, DEFAULT_SIGMA, mine
 from engine.errors import BoilerscopeError
-from pages import common as c
+from pages import boot, conn, progress, state
 
 MAX_MIN_LEN = 1000
 
-s = c.setup()
+s = boot.setup()
 st.title("Mine repeated phrases")
-sid = c.get("snapshot")
+sid = state.get("snapshot")
 if sid is None:
     st.info("No snapshot yet: load one on the Load page.")
     st.stop()
-info = c.snapshot_info(s.path, sid)
+info = conn.snapshot_info(s.path, sid)
 st.caption(f"Snapshot {sid}: {info['documents']:,} documents, {info['tokens']:,} tokens, {info['sites']} sites")
 
 # one range per parameter for the slider and the exact input, and every value
@@ -40,21 +40,21 @@ def clamp(key: str, value, default: int) -> int:
     return min(max(value, lo), hi)
 
 
-run_info = c.run_summary(s.path, c.get("run")) if c.get("run") else {}
+run_info = conn.run_summary(s.path, state.get("run")) if state.get("run") else {}
 for key, default in (("sigma", min(DEFAULT_SIGMA, RANGES["sigma"][1])), ("min_len", DEFAULT_MIN_LEN)):
-    c.put(key, clamp(key, c.get(key) if c.get(key) is not None else run_info.get(key), default))
+    state.put(key, clamp(key, state.get(key) if state.get(key) is not None else run_info.get(key), default))
 
 
 def sync(src: str, key: str):
-    c.put(key, clamp(key, st.session_state[src], c.get(key)))
+    state.put(key, clamp(key, st.session_state[src], state.get(key)))
     for w in (f"mine.{key}", f"mine.{key}_n"):
-        st.session_state[w] = c.get(key)
+        st.session_state[w] = state.get(key)
 
 
 for key in ("sigma", "min_len"):
     for w in (f"mine.{key}", f"mine.{key}_n"):
-        if st.session_state.get(w) != c.get(key):
-            st.session_state[w] = c.get(key)
+        if st.session_state.get(w) != state.get(key):
+            st.session_state[w] = state.get(key)
 
 left, right = st.columns([3, 1])
 left.slider("sigma: minimum documents", *RANGES["sigma"], key="mine.sigma", on_change=sync,
@@ -65,35 +65,35 @@ left.slider("L: minimum length (tokens)", *RANGES["min_len"], key="mine.min_len"
             args=("mine.min_len", "min_len"))
 right.number_input("L", *RANGES["min_len"], key="mine.min_len_n", on_change=sync,
                    args=("mine.min_len_n", "min_len"))
-algo = st.selectbox("Algorithm", ["auto", "bloomspan", "fhk"], key="mine.algo",
+algo = st.selectbox("Algorithm", list(ALGOS), index=ALGOS.index(DEFAULT_ALGO), key="mine.algo",
                     help="auto picks fhk on long periodic runs, else bloomspan; "
                          "fhk: the suffix-array baseline (same answer)")
 
 if st.button("Run", type="primary", key="mine.run"):
-    sigma, L = c.get("sigma"), c.get("min_len")
+    sigma, L = state.get("sigma"), state.get("min_len")
     existing = s.find_run(sid, sigma, L, algo)
     if existing is not None:
-        c.put("run", int(existing))
+        state.put("run", int(existing))
         st.session_state["mine.message"] = f"Reused stored run {existing} (same snapshot and parameters)."
     else:
         try:
-            run = c.run_with_progress(
+            run = progress.run_with_progress(
                 lambda cb: mine(s.path, sigma, L, algo=algo, store=s, snapshot=sid, progress=cb),
                 f"Mining sigma {sigma}, L {L}")
         except BoilerscopeError as exc:
             st.error(str(exc))
             st.stop()
-        c.put("run", run.run_id)
+        state.put("run", run.run_id)
         st.session_state["mine.message"] = f"Run {run.run_id} done."
     st.session_state.pop("mine.active", None)
-    c.share()
+    state.share()
 
 if "mine.message" in st.session_state:
     st.success(st.session_state.pop("mine.message"))
 
-run_id = c.get("run")
+run_id = state.get("run")
 if run_id is not None:
-    summary = c.run_summary(s.path, run_id).get("summary", {})
+    summary = conn.run_summary(s.path, run_id).get("summary", {})
     st.subheader(f"Run {run_id}: sigma {summary.get('sigma')}, L {summary.get('min_len')}")
     a, b, d, e = st.columns(4)
     a.metric("Covered tokens", f"{100 * summary.get('coverage', 0):.1f}%")
@@ -112,9 +112,9 @@ if runs.height:
     pick = st.selectbox("Active run", ids, index=ids.index(run_id) if run_id in ids else len(ids) - 1,
                         key="mine.active")
     if pick != run_id:
-        c.put("run", int(pick))
-        c.put("sigma", None)
-        c.put("min_len", None)
+        state.put("run", int(pick))
+        state.put("sigma", None)
+        state.put("min_len", None)
         for w in ("mine.sigma", "mine.sigma_n", "mine.min_len", "mine.min_len_n"):
             st.session_state.pop(w, None)
         st.rerun()

@@ -1,45 +1,44 @@
 """Phrases: the maximal repeats of the active run, the index eaters, a phrase's contexts and decisions."""
 import html
 
-import numpy as np
 import plotly.express as px
 import polars as pl
 import streamlit as st
 
 from engine import views
-from pages import common as c
+from pages import boot, conn, render, state
 
-s = c.setup()
-sid, run_id = c.need_run(s)
+s = boot.setup()
+sid, run_id = boot.need_run(s)
 st.title("Repeated phrases")
-info = c.snapshot_info(s.path, sid)
+info = conn.snapshot_info(s.path, sid)
 
 
 @st.cache_data(show_spinner=False, max_entries=128)
 def phrase_table(db, run_id, search, site, min_sites, limit):
-    return views.phrase_table(c._store(db), run_id, search, site, min_sites, limit)
+    return views.phrase_table(conn._store(db), run_id, search, site, min_sites, limit)
 
 
 @st.cache_data(show_spinner=False, max_entries=128)
 def occurrences(db, run_id, sid, phrase_id, limit):
-    return views.phrase_occurrences(c._store(db), run_id, sid, phrase_id, limit)
+    return views.phrase_occurrences(conn._store(db), run_id, sid, phrase_id, limit)
 
 
 @st.cache_data(show_spinner=False, max_entries=128)
 def phrase_sites(db, run_id, sid, phrase_id):
-    return views.phrase_sites(c._store(db), run_id, sid, phrase_id)
+    return views.phrase_sites(conn._store(db), run_id, sid, phrase_id)
 
 
 f1, f2, f3 = st.columns([2, 1, 1])
 search = f1.text_input("Search phrase text", key="phrases.search")
-sites = [""] + c.site_list(s.path, sid)
-site = f2.selectbox("Occurs on site", sites, index=sites.index(c.get("site")) if c.get("site") in sites else 0,
+sites = [""] + conn.site_list(s.path, sid)
+site = f2.selectbox("Occurs on site", sites, index=sites.index(state.get("site")) if state.get("site") in sites else 0,
                     key="phrases.site", format_func=lambda x: x or "(any site)")
 min_sites = f3.number_input("Minimum number of sites", 1, 1000, 1, key="phrases.min_sites",
                             help="1 site: a template; many sites: a banner or legal notice")
-if site != (c.get("site") or ""):
-    c.put("site", site or None)
-    c.share()
+if site != (state.get("site") or ""):
+    state.put("site", site or None)
+    state.share()
 
 table = phrase_table(s.path, run_id, search.strip(), site, int(min_sites), 500)
 table = table.with_columns((pl.col("length") * pl.col("occurrences") / max(info["tokens"], 1)).alias("share"))
@@ -52,8 +51,8 @@ event = st.dataframe(
                    "psi": st.column_config.NumberColumn("Ψ")})
 rows = event.selection.rows if event is not None and hasattr(event, "selection") else []
 if rows:
-    c.put("phrase", str(table["phrase_id"][rows[0]]))
-    c.share()
+    state.put("phrase", str(table["phrase_id"][rows[0]]))
+    state.share()
 
 if table.height:
     top = table.head(20).with_row_index("rank", 1).with_columns(
@@ -61,10 +60,10 @@ if table.height:
     fig = px.bar(top.to_pandas(), x="psi", y="label", orientation="h", hover_data=["phrase", "df", "length"],
                  title="Index eaters: top phrases by Ψ = length × df", labels={"psi": "Ψ", "label": ""})
     fig.update_layout(yaxis={"autorange": "reversed"}, height=520, margin={"l": 10, "r": 10})
-    st.plotly_chart(fig, width="stretch", config=c.fig_config("index-eaters"), key="phrases.eaters")
+    st.plotly_chart(fig, width="stretch", config=render.fig_config("index-eaters"), key="phrases.eaters")
 
 # -- phrase detail ---------------------------------------------------------
-pid = c.get("phrase")
+pid = state.get("phrase")
 ids = table["phrase_id"].to_list()
 if pid is None or int(pid) not in ids:
     if not ids:
@@ -74,14 +73,14 @@ pid = int(pid)
 labels = dict(zip(ids, table["phrase"].to_list()))
 pid = st.selectbox("Phrase detail", ids, index=ids.index(pid), key="phrases.detail",
                    format_func=lambda i: labels[i][:120])
-if str(pid) != c.get("phrase"):
-    c.put("phrase", str(pid))
-    c.share()
+if str(pid) != state.get("phrase"):
+    state.put("phrase", str(pid))
+    state.share()
 row = table.filter(pl.col("phrase_id") == pid).row(0, named=True)
 st.subheader(f"«{row['phrase'][:200]}»")
 st.caption(f"length {row['length']} · df {row['df']} · {row['occurrences']} occurrences · {row['sites']} sites · Ψ {row['psi']}")
 
-decisions = c.decisions_map(s)
+decisions = conn.decisions_map(s)
 current = decisions.get(row["phrase"])
 d1, d2, d3, d4, d5 = st.columns([1, 1, 1, 1, 3])
 note = d5.text_input("Note (optional)", key="phrases.note")
@@ -125,6 +124,6 @@ if docs:
     pick = right.selectbox("Open a document", docs, key="phrases.open",
                            format_func=lambda d: f"#{occ.filter(pl.col('doc_index') == d)['doc_id'][0]}")
     if right.button("Open in Document view", key="phrases.open_btn"):
-        c.put("doc", int(pick))
-        c.share()
-        st.switch_page("pages/document.py", query_params={k: str(c.get(k)) for k in c.STATE if c.get(k) is not None})
+        state.put("doc", int(pick))
+        state.share()
+        st.switch_page("pages/document.py", query_params={k: str(state.get(k)) for k in state.STATE if state.get(k) is not None})

@@ -4,31 +4,31 @@ import polars as pl
 import streamlit as st
 
 from engine import views
-from pages import common as c
+from pages import boot, conn, render, state
 
-s = c.setup()
-sid, run_id = c.need_run(s)
+s = boot.setup()
+sid, run_id = boot.need_run(s)
 st.title("Contamination by site")
 BINS = 20
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def ranking(db, run_id, sid):
-    return views.site_ranking(c._store(db), run_id, sid)
+    return views.site_ranking(conn._store(db), run_id, sid)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def top_phrases(db, run_id, sid):
-    return views.site_top_phrases(c._store(db), run_id, sid)
+    return views.site_top_phrases(conn._store(db), run_id, sid)
 
 
 @st.cache_data(show_spinner=False, max_entries=128)
 def histogram(db, run_id, sid, sites: tuple):
-    return views.contamination_histogram(c._store(db), run_id, sid, sites, BINS)
+    return views.contamination_histogram(conn._store(db), run_id, sid, sites, BINS)
 
 
 def documents_in_bin(db, run_id, sid, site, b, limit=200):
-    return views.documents_in_bin(c._store(db), run_id, sid, site, b, BINS, limit)
+    return views.documents_in_bin(conn._store(db), run_id, sid, site, b, BINS, limit)
 
 
 rank = ranking(s.path, run_id, sid).join(top_phrases(s.path, run_id, sid), on="site", how="left")
@@ -38,7 +38,7 @@ st.dataframe(rank, hide_index=True, width="stretch",
                             for k in ("coverage", "median_contamination", "p90_contamination")})
 
 all_sites = rank["site"].to_list()
-default = [c.get("site")] if c.get("site") in all_sites else all_sites[:2]
+default = [state.get("site")] if state.get("site") in all_sites else all_sites[:2]
 chosen = st.multiselect("Sites side by side (none: the whole corpus)", all_sites, default=default, key="sites.pick")
 hist = histogram(s.path, run_id, sid, tuple(chosen))
 fig = go.Figure()
@@ -51,7 +51,7 @@ fig.update_layout(barmode="group", title="Documents by contamination (click a ba
                   xaxis={"title": "contamination (covered share of the document)", "tickformat": ".0%",
                          "range": [0, 1]}, yaxis={"title": "documents"}, height=420)
 event = st.plotly_chart(fig, width="stretch", on_select="rerun", selection_mode="points",
-                        config=c.fig_config("contamination-histogram"), key="sites.hist")
+                        config=render.fig_config("contamination-histogram"), key="sites.hist")
 points = (event or {}).get("selection", {}).get("points", []) if isinstance(event, dict) else (
     event.selection.points if event is not None and hasattr(event, "selection") else [])
 if points:
@@ -71,6 +71,6 @@ if bar:
         pick = st.selectbox("Open a document", docs["doc_index"].to_list(), key="sites.open",
                             format_func=lambda d: f"#{docs.filter(pl.col('doc_index') == d)['doc_id'][0]}")
         if st.button("Open in Document view", key="sites.open_btn"):
-            c.put("doc", int(pick))
+            state.put("doc", int(pick))
             st.switch_page("pages/document.py",
-                           query_params={k: str(c.get(k)) for k in c.STATE if c.get(k) is not None})
+                           query_params={k: str(state.get(k)) for k in state.STATE if state.get(k) is not None})

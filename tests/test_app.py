@@ -7,7 +7,6 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from conftest import ROOT
-from engine.store import Store
 
 APP = os.path.join(ROOT, "app.py")
 
@@ -43,7 +42,7 @@ def app(page=None, state=None):
 
 
 def peek_db(sql, params=()):
-    from pages.common import _store
+    from pages.conn import _store
     return _store(os.environ["BOILERSCOPE_DB"]).query(sql, params)
 
 
@@ -51,7 +50,7 @@ def evil_snapshot(store_dir) -> str:
     """A snapshot of hostile markup in the app's store (each test that needs
     it makes sure it is there: no test depends on another's order)."""
     from engine.api import ingest
-    from pages.common import _store
+    from pages.conn import _store
     texts = [f"<script>alert({i})</script> Copyright 2024 Evil Corp. All rights reserved. "
              f"<img src=x onerror=alert(1)> page {i} body" for i in range(25)]
     path = store_dir / "evil.parquet"
@@ -61,7 +60,7 @@ def evil_snapshot(store_dir) -> str:
 
 def peek(store_dir, sql, params=()):
     """Read the store the app owns through the app's own cached connection."""
-    from pages.common import _store
+    from pages.conn import _store
     return _store(str(store_dir / "app.duckdb")).query(sql, params)
 
 
@@ -179,7 +178,7 @@ def test_document_page_highlights_and_escapes(store_dir):
 
 
 def test_export_page_stoplist_and_cleaned_snapshot(store_dir):
-    from pages.common import _store
+    from pages.conn import _store
     demo = peek(store_dir, "SELECT snapshot_id FROM snapshots WHERE documents = 2500")["snapshot_id"][0]
     run = peek(store_dir, "SELECT min(run_id) AS r FROM runs WHERE snapshot_id = ?", [demo])["r"][0]
     top = peek(store_dir, "SELECT phrase FROM run_phrases WHERE run_id = ? AND maximal ORDER BY psi DESC LIMIT 1",
@@ -213,7 +212,7 @@ def test_mine_page_on_a_snapshot_of_few_documents(store_dir):
     """Fewer documents than the default sigma 20 crashed the default page
     (StreamlitValueAboveMaxError); now every value is clamped into one range."""
     from engine.api import ingest
-    from pages.common import _store
+    from pages.conn import _store
     path = store_dir / "five.parquet"
     pq.write_table(pa.table({"text": [f"the same footer of five words page {i}" for i in range(5)]}), path)
     sid, _ = ingest(str(path), store=_store(os.environ["BOILERSCOPE_DB"]))
@@ -241,7 +240,7 @@ def test_shared_urls_with_values_out_of_range(store_dir, params):
 
 
 def test_load_page_path_checks(store_dir, tmp_path, monkeypatch):
-    from pages import common
+    from pages import boot as common
     from engine.errors import BoilerscopeError
     os.mkfifo(store_dir / "pipe.parquet")
     try:

@@ -441,3 +441,24 @@ print("ok")
     assert p.returncode == 0 and p.stdout.strip() == "ok", p.stderr
     cached = [n for _, _, files in os.walk(tmp_path / "boilerscope" / "numba") for n in files]
     assert any(n.endswith(".nbi") for n in cached), cached
+
+
+@pytest.mark.timeout(300)
+def test_two_processes_mining_one_store_at_once(tmp_path):
+    """DuckDB lets one process write a file: the other gets one line and exit
+    2 ("in use"), the winner's run is stored whole, nothing else changes."""
+    snap = corpus(tmp_path, docs=400)
+    env = {**os.environ, "PYTHONPATH": ROOT}
+    run = [sys.executable, "-m", "engine.cli"]
+    assert subprocess.run(run + ["ingest", str(snap), "--quiet"], cwd=tmp_path, env=env).returncode == 0
+    procs = [subprocess.Popen(run + ["mine", "boilerscope.duckdb", "--sigma", str(s), "--quiet"], cwd=tmp_path,
+                              env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for s in (5, 6)]
+    outs = [(p.wait(timeout=240), p.stdout.read(), p.stderr.read()) for p in procs]
+    statuses = sorted(o[0] for o in outs)
+    assert statuses in ([0, 0], [0, 2]), outs
+    for status, out, err in outs:
+        if status == 2:
+            assert "in use" in err and len(err.strip().splitlines()) == 1
+    _, runs, _, _ = store_state(tmp_path / "boilerscope.duckdb")
+    assert len(runs) == statuses.count(0)

@@ -43,3 +43,25 @@ def test_kernels_are_pure():
     """engine/kernels: numba and numpy only (no I/O, no storage, no frames)."""
     for path, text in sources(os.path.join("engine", "kernels")):
         assert imported(text) <= {"numpy", "numba", "__future__"}, (path, imported(text))
+
+
+def test_one_source_of_defaults():
+    """The README states the defaults the code uses (CLI, API and pages read
+    them from engine.api and engine.neardup.DedupConfig)."""
+    import re
+
+    from engine.api import DEFAULT_MIN_LEN, DEFAULT_SIGMA
+    from engine.cli import build_parser
+    from engine.neardup import DedupConfig
+    readme = open(os.path.join(ROOT, "README.md"), encoding="utf-8").read()
+    d = DedupConfig()
+    line = re.search(r"`dedup` defaults: `([^`]*)`", readme).group(1)
+    assert line == (f"--method {d.description} --sketch {d.scheme} --shingle {d.w} "
+                    f"--sketch-size {d.n} --threshold {d.t}")
+    assert f"(`{DEFAULT_SIGMA}`, the default)" in readme and f"(default {DEFAULT_MIN_LEN}, at least 2)" in readme
+    sub = build_parser()._subparsers._group_actions[0].choices
+    dd = {a.dest: a.default for a in sub["dedup"]._actions}
+    assert (dd["method"], dd["sketch"], dd["shingle"], dd["sketch_size"], dd["threshold"]) == (
+        d.description, d.scheme, d.w, d.n, d.t)
+    m = {a.dest: a.default for a in sub["mine"]._actions}
+    assert (m["sigma"], m["min_len"]) == (str(DEFAULT_SIGMA), str(DEFAULT_MIN_LEN))

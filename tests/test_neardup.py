@@ -6,7 +6,6 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

@@ -244,7 +244,6 @@ def split_seeds(pos, doc, nxt, prv, first_start, a_begin, a_end, sigma, vocab_si
         n_seed_cap += sz // max(sigma, 1) + 1
     tpos = np.empty(max_bucket, np.int32)
     tdoc = np.empty(max_bucket, np.int32)
-    tprv = np.empty(max_bucket, np.int32)
     lft = np.zeros(vocab_size, np.int64)
     pruned = 0
     pruned_occ = 0

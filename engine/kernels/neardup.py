@@ -5,8 +5,6 @@ import numpy as np
 from numba import njit
 
 from ..config import NJIT
-from .hashing import FNV_OFFSET as _FNV_OFFSET
-from .hashing import FNV_PRIME as _FNV_PRIME
 from .hashing import mix64 as _mix
 
 EMPTY = np.uint64(0xFFFFFFFFFFFFFFFF)
