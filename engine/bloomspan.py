@@ -130,7 +130,7 @@ import numpy as np
 from .config import KERNEL_LOCK, default_workers
 from .kernels import bloomspan as K
 from .kernels import coverage as C
-from .result import OUTPUT_FIELDS, MiningResult, check_input  # noqa: F401  (the contract both miners share)
+from .result import OUTPUT_FIELDS, MiningResult, canonical, check_input  # noqa: F401  (the shared contract)
 
 log = logging.getLogger(__name__)
 
@@ -487,16 +487,4 @@ def _merge(parts) -> dict:
                 arr = arr + base
             cols[name].append(arr)
         base += p[0].shape[0]
-    m = {name: np.concatenate(cols[name]).astype(dtype, copy=False) for name, dtype, _ in OUTPUT_FIELDS}
-    # canonical node order
-    perm = np.lexsort((m["node_len"], m["node_rep"]))
-    inv = np.empty_like(perm)
-    inv[perm] = np.arange(perm.shape[0])
-    for n in ("node_rep", "node_len", "node_df", "node_occ", "node_max"):
-        m[n] = m[n][perm]
-    m["occ_node"] = inv[m["occ_node"]].astype(np.int32)
-    m["rng_node"] = inv[m["rng_node"]].astype(np.int32)
-    o = np.lexsort((m["occ_pos"], m["occ_node"]))
-    for n in ("occ_pos", "occ_doc", "occ_node"):
-        m[n] = m[n][o]
-    return m
+    return canonical({name: np.concatenate(cols[name]) for name, _, _ in OUTPUT_FIELDS})

@@ -47,7 +47,7 @@ import time
 
 import numpy as np
 
-from .result import MiningResult, check_input
+from .result import MiningResult, canonical, check_input
 from .config import KERNEL_LOCK
 from .kernels import coverage as C
 from .kernels import fhk as K
@@ -135,22 +135,14 @@ def mine_tokens_fhk(tokens, doc_offsets, vocab_size: int, sigma: int, min_len: i
         node_df_a = np.concatenate((max_df.astype(np.int64), np.asarray(extra_df, np.int64)))
         node_occ_a = np.concatenate(((max_rb - max_lb + 1).astype(np.int64), np.asarray(extra_occ, np.int64)))
         node_max_a = np.concatenate((np.ones(n_max, np.uint8), np.zeros(len(extra_rep), np.uint8)))
-        # canonical node order, as BloomSpan's
-        perm = np.lexsort((node_len_a, node_rep_a))
-        invp = np.empty_like(perm)
-        invp[perm] = np.arange(perm.shape[0])
-        occ_node_a = invp[np.concatenate(occ_node)] if occ_node else np.zeros(0, np.int64)
+        occ_node_a = np.concatenate(occ_node) if occ_node else np.zeros(0, np.int64)
         occ_pos_a = np.concatenate(occ_pos) if occ_pos else np.zeros(0, np.int64)
         occ_doc_a = np.concatenate(occ_doc) if occ_doc else np.zeros(0, np.int32)
-        o = np.lexsort((occ_pos_a, occ_node_a))
         timings["collect"] = time.perf_counter() - t
-    return MiningResult(
-        node_rep=node_rep_a[perm], node_len=node_len_a[perm], node_df=node_df_a[perm],
-        node_occ=node_occ_a[perm], node_max=node_max_a[perm],
-        occ_pos=occ_pos_a[o].astype(np.int32), occ_doc=occ_doc_a[o].astype(np.int32),
-        occ_node=occ_node_a[o].astype(np.int32),
-        rng_pos=rng_start.astype(np.int32), rng_len=rng_len, rng_node=invp[rng_node].astype(np.int32)
-        if rng_node.shape[0] else rng_node,
-        covered=covered,
-        stats={"phrases": int(n_max), "nodes": int(node_rep_a.shape[0]), "workers": 1,
-               "filter_bytes": 0, "timings": timings})
+    fields = canonical({
+        "node_rep": node_rep_a, "node_len": node_len_a, "node_df": node_df_a, "node_occ": node_occ_a,
+        "node_max": node_max_a, "occ_pos": occ_pos_a, "occ_doc": occ_doc_a, "occ_node": occ_node_a,
+        "rng_pos": rng_start, "rng_len": rng_len, "rng_node": rng_node})
+    return MiningResult(**fields, covered=covered,
+                        stats={"phrases": int(n_max), "nodes": int(node_rep_a.shape[0]), "workers": 1,
+                               "filter_bytes": 0, "timings": timings})

@@ -74,3 +74,23 @@ def check_input(tokens, doc_offsets, sigma: int, min_len: int, min_sigma: int = 
     return tokens, doc_offsets
 
 
+
+
+def canonical(fields: dict) -> dict:
+    """The result arrays in the canonical order every miner returns: nodes by
+    (first occurrence, length), node ids renumbered in occurrences and ranges,
+    occurrences by (node, position); dtypes as :data:`OUTPUT_FIELDS`.  Ranges
+    keep their order (by start, from the coverage sweep).  So the answer does
+    not depend on the miner, the number of chunks, or thread timing."""
+    m = {name: np.asarray(fields[name]).astype(dtype, copy=False) for name, dtype, _ in OUTPUT_FIELDS}
+    perm = np.lexsort((m["node_len"], m["node_rep"]))
+    inv = np.empty(perm.shape[0], np.int64)
+    inv[perm] = np.arange(perm.shape[0])
+    for name in ("node_rep", "node_len", "node_df", "node_occ", "node_max"):
+        m[name] = m[name][perm]
+    m["occ_node"] = inv[m["occ_node"]].astype(np.int32)
+    m["rng_node"] = inv[m["rng_node"]].astype(np.int32)
+    o = np.lexsort((m["occ_pos"], m["occ_node"]))
+    for name in ("occ_pos", "occ_doc", "occ_node"):
+        m[name] = m[name][o]
+    return m

@@ -46,7 +46,7 @@ import numpy as np
 from .config import KERNEL_LOCK
 from .kernels import coverage as C
 from .kernels import fhk as K
-from .result import MiningResult
+from .result import MiningResult, canonical
 
 
 def mine_sigma1(tokens: np.ndarray, doc_offsets: np.ndarray, vocab_size: int, min_len: int,
@@ -86,33 +86,24 @@ def mine_sigma1(tokens: np.ndarray, doc_offsets: np.ndarray, vocab_size: int, mi
     # one node per distinct document: the interval when shared, else the document
     key = np.where(shared, own, -1 - docs.astype(np.int64))
     _, first_idx, node_of = np.unique(key, return_index=True, return_inverse=True)
-    # nodes in canonical order: by first occurrence (the first such document)
-    order = np.argsort(first_idx, kind="stable")
-    rank_of = np.empty_like(order)
-    rank_of[order] = np.arange(order.shape[0])
-    node_of = rank_of[node_of]
-    rep_doc = docs[first_idx[order]]
-    node_rep = doc_offsets[rep_doc].astype(np.int64)
-    node_len = lengths[rep_doc].astype(np.int32)
-    node_df = df[first_idx[order]]
-    node_occ = occ[first_idx[order]]
+    rep_doc = docs[first_idx]                   # the first such document
+    node_df, node_occ = df[first_idx], occ[first_idx]
     # D is maximal iff all its occurrences are its whole-document copies
-    copies = np.bincount(node_of, minlength=order.shape[0])
+    copies = np.bincount(node_of, minlength=first_idx.shape[0])
     node_max = (node_occ == copies).astype(np.uint8)
     # occurrences of maximal nodes: their whole-document copies
     is_max = node_max[node_of].astype(bool)
-    occ_doc = docs[is_max].astype(np.int32)
-    occ_node = node_of[is_max].astype(np.int32)
-    occ_pos = doc_offsets[occ_doc].astype(np.int32)
-    o = np.lexsort((occ_pos, occ_node))
+    occ_doc = docs[is_max]
     rng_pos = doc_offsets[docs].astype(np.int32)
     rng_len = lengths[docs].astype(np.int32)
     covered, kept = C.sweep(int(tokens.shape[0]), doc_offsets, rng_pos, rng_len)
     timings["collect"] = time.perf_counter() - t
-    return MiningResult(
-        node_rep=node_rep, node_len=node_len, node_df=node_df, node_occ=node_occ, node_max=node_max,
-        occ_pos=occ_pos[o], occ_doc=occ_doc[o], occ_node=occ_node[o],
-        rng_pos=rng_pos[kept], rng_len=rng_len[kept], rng_node=node_of.astype(np.int32)[kept],
-        covered=covered,
-        stats={"rule": "sigma 1: whole documents", "phrases": int(node_max.sum()),
-               "nodes": int(node_rep.shape[0]), "workers": 1, "filter_bytes": 0, "timings": timings})
+    fields = canonical({
+        "node_rep": doc_offsets[rep_doc], "node_len": lengths[rep_doc], "node_df": node_df,
+        "node_occ": node_occ, "node_max": node_max, "occ_pos": doc_offsets[occ_doc], "occ_doc": occ_doc,
+        "occ_node": node_of[is_max], "rng_pos": rng_pos[kept], "rng_len": rng_len[kept],
+        "rng_node": node_of[kept]})
+    return MiningResult(**fields, covered=covered,
+                        stats={"rule": "sigma 1: whole documents", "phrases": int(node_max.sum()),
+                               "nodes": int(first_idx.shape[0]), "workers": 1, "filter_bytes": 0,
+                               "timings": timings})

@@ -61,6 +61,9 @@ def test_mine_writes_the_contract_files(cli, tmp_path):
         assert key in summary, key
     assert summary["covered_tokens"] == 23 and summary["phrases"] == 1
     assert f"run {summary['run_id']}" in out
+    # the summary is built once: the store keeps exactly what summary.json says
+    with Store(str(tmp_path / "boilerscope.duckdb"), read_only=True) as st:
+        assert st.run(summary["run_id"])["summary"] == summary
 
 
 def test_same_input_gives_byte_identical_parquet(cli, tmp_path):
