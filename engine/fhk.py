@@ -60,6 +60,28 @@ def suffix_array(text: np.ndarray) -> np.ndarray:
                                 dtype=np.int32)
 
 
+def lcp_intervals(tokens, doc_offsets, vocab_size: int, sigma: int, min_len: int, report, timings: dict):
+    """Steps 1-4: the text with separators, its suffix array, the LCP array and
+    the traversal of the LCP intervals at (sigma, L).  Returns (text, sdoc, sa,
+    the traversal's outputs); stage seconds go to ``timings``."""
+    n_docs = int(doc_offsets.shape[0] - 1)
+    t = time.perf_counter()
+    text, sdoc = K.with_separators(tokens, doc_offsets, vocab_size)
+    sa = suffix_array(text) if text.shape[0] else np.zeros(0, np.int32)
+    timings["suffix_array"] = time.perf_counter() - t
+    report("suffix array", 0.5)
+    t = time.perf_counter()
+    lcp = K.kasai(text, sa)
+    timings["lcp"] = time.perf_counter() - t
+    report("lcp", 0.7)
+    t = time.perf_counter()
+    out = K.traverse(text, sdoc, doc_offsets[:-1] + np.arange(n_docs), sa, lcp, n_docs, sigma, min_len,
+                     vocab_size + n_docs)
+    timings["traverse"] = time.perf_counter() - t
+    report("traverse", 0.9)
+    return text, sdoc, sa, out
+
+
 def mine_tokens_fhk(tokens, doc_offsets, vocab_size: int, sigma: int, min_len: int,
                     *, progress=None, **_ignored) -> MiningResult:
     """Same contract as :func:`engine.bloomspan.mine_tokens`, by suffix array."""
@@ -71,23 +93,10 @@ def mine_tokens_fhk(tokens, doc_offsets, vocab_size: int, sigma: int, min_len: i
         from .sigma1 import mine_sigma1
         return mine_sigma1(tokens, doc_offsets, vocab_size, min_len, progress)
     report = progress or (lambda stage, frac: None)
-    timings = {}
+    timings: dict = {}
     with KERNEL_LOCK:
-        t = time.perf_counter()
-        text, sdoc = K.with_separators(tokens, doc_offsets, vocab_size)
-        sa = suffix_array(text) if text.shape[0] else np.zeros(0, np.int32)
-        timings["suffix_array"] = time.perf_counter() - t
-        report("suffix array", 0.5)
-        t = time.perf_counter()
-        lcp = K.kasai(text, sa)
-        timings["lcp"] = time.perf_counter() - t
-        report("lcp", 0.7)
-        t = time.perf_counter()
-        (max_lb, max_rb, max_len, max_df, f, owner, own_lb, own_len, own_df,
-         own_rb) = K.traverse(text, sdoc, doc_offsets[:-1] + np.arange(n_docs), sa, lcp, n_docs, sigma,
-                              min_len, vocab_size + n_docs)
-        timings["traverse"] = time.perf_counter() - t
-        report("traverse", 0.9)
+        text, sdoc, sa, (max_lb, max_rb, max_len, max_df, f, owner, own_lb, own_len, own_df, own_rb) = \
+            lcp_intervals(tokens, doc_offsets, vocab_size, sigma, min_len, report, timings)
         t = time.perf_counter()
         # text position -> token position (separators precede later documents)
         tokpos = np.arange(text.shape[0], dtype=np.int64) - np.maximum(

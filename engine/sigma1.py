@@ -45,31 +45,21 @@ import numpy as np
 
 from .config import KERNEL_LOCK
 from .kernels import coverage as C
-from .kernels import fhk as K
 from .result import MiningResult, canonical
 
 
 def mine_sigma1(tokens: np.ndarray, doc_offsets: np.ndarray, vocab_size: int, min_len: int,
                 progress=None) -> MiningResult:
     """The sigma-1 answer (see the module docstring); inputs already checked."""
-    from .fhk import suffix_array
+    from .fhk import lcp_intervals
 
     report = progress or (lambda stage, frac: None)
     n_docs = int(doc_offsets.shape[0] - 1)
     lengths = np.diff(doc_offsets)
     timings: dict = {}
     with KERNEL_LOCK:
-        t = time.perf_counter()
-        text, sdoc = K.with_separators(tokens, doc_offsets, vocab_size)
-        sa = suffix_array(text) if text.shape[0] else np.zeros(0, np.int32)
-        timings["suffix_array"] = time.perf_counter() - t
-        report("suffix array", 0.5)
-        t = time.perf_counter()
-        lcp = K.kasai(text, sa)
-        _, _, _, _, f, owner, own_lb, own_len, own_df, own_rb = K.traverse(
-            text, sdoc, doc_offsets[:-1] + np.arange(n_docs), sa, lcp, n_docs, 2, min_len, vocab_size + n_docs)
-        timings["traverse"] = time.perf_counter() - t
-        report("traverse", 0.8)
+        _, sdoc, sa, (_, _, _, _, f, owner, own_lb, own_len, own_df, own_rb) = lcp_intervals(
+            tokens, doc_offsets, vocab_size, 2, min_len, report, timings)
     t = time.perf_counter()
     rank = np.empty(sa.shape[0], np.int64)
     rank[sa] = np.arange(sa.shape[0])

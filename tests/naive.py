@@ -50,17 +50,21 @@ def mine(docs: list[list[str]], sigma: int, min_len: int):
                 if tuple(toks[i:i + len(p)]) == p
             )
             answer[p] = (len(pd[p]), occ)
-    covered = []
+    masks = window_masks(docs, min_len, frequent)
+    return answer, [sum(m) for m in masks], masks
+
+
+def window_masks(docs: list[list[str]], min_len: int, grams) -> list[list[bool]]:
+    """Per document: True at every token inside an occurrence of an L-gram of ``grams``."""
     masks = []
     for toks in docs:
         mask = [False] * len(toks)
         for i in range(len(toks) - min_len + 1):
-            if tuple(toks[i:i + min_len]) in frequent:
+            if tuple(toks[i:i + min_len]) in grams:
                 for k in range(i, i + min_len):
                     mask[k] = True
         masks.append(mask)
-        covered.append(sum(mask))
-    return answer, covered, masks
+    return masks
 
 
 def cut_mask(docs: list[list[str]], min_len: int, noise: list[list[str]], keep: list[list[str]]):
@@ -69,16 +73,7 @@ def cut_mask(docs: list[list[str]], min_len: int, noise: list[list[str]], keep: 
     def grams(phrases):
         return {tuple(p[i:i + min_len]) for p in phrases for i in range(len(p) - min_len + 1)}
 
-    stop = grams(noise) - grams(keep)
-    masks = []
-    for toks in docs:
-        mask = [False] * len(toks)
-        for i in range(len(toks) - min_len + 1):
-            if tuple(toks[i:i + min_len]) in stop:
-                for k in range(i, i + min_len):
-                    mask[k] = True
-        masks.append(mask)
-    return masks
+    return window_masks(docs, min_len, grams(noise) - grams(keep))
 
 
 def cut_text(text: str, spans: list[tuple[int, int]], mask: list[bool]) -> str:
