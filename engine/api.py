@@ -123,11 +123,17 @@ def ingest(source: str, db: str = DEFAULT_DB, *, progress: bool = False,
             st.close()
 
 
-def _warm_up() -> float:
-    """Compile (or load from the cache) every kernel on a tiny input."""
+def _warm_up(miner=None, sigma: int = 2) -> float:
+    """Compile (or load from numba's cache) the kernels of one miner on a tiny
+    input, with read-only arrays as a store's memory-mapped arrays are: numba
+    compiles read-only and writable arrays apart, and warming the writable
+    kind only left the first real run of a process compiling inside "grow"."""
     t = time.perf_counter()
-    mine_tokens(np.array([0, 1, 0, 1], np.int32), np.array([0, 2, 4], np.int64), 2, 2, 2,
-                workers=1, filter_bytes=1 << 10)
+    tokens = np.array([0, 1, 0, 1], np.int32)
+    offsets = np.array([0, 2, 4], np.int64)
+    for a in (tokens, offsets):
+        a.flags.writeable = False
+    (miner or mine_tokens)(tokens, offsets, 2, sigma, 2, workers=1, filter_bytes=1 << 10)
     return time.perf_counter() - t
 
 
@@ -250,8 +256,6 @@ def mine(source: str, sigma=DEFAULT_SIGMA, min_len=DEFAULT_MIN_LEN, *,
         doc_offsets = np.ascontiguousarray(arrays.doc_offsets)
         timings["load"] = time.perf_counter() - t
 
-        compile_s = _warm_up()
-
         t = time.perf_counter()
         choice = {}
         used = algo
@@ -259,6 +263,7 @@ def mine(source: str, sigma=DEFAULT_SIGMA, min_len=DEFAULT_MIN_LEN, *,
             used, choice = choose_algorithm(tokens, doc_offsets, sigma_n, min_len)
         timings["choose"] = time.perf_counter() - t
         miner = mine_tokens_fhk if used == "fhk" else mine_tokens
+        compile_s = _warm_up(miner, 1 if sigma_n == 1 else 2)
         t = time.perf_counter()
         with Progress("mine", total=1.0, enabled=progress is True) as bar:
             res = miner(tokens, doc_offsets, len(vocab), sigma_n, min_len,

@@ -10,7 +10,9 @@ Layout
 * ``runs`` and the run tables ``run_phrases``, ``run_occurrences``,
   ``run_documents``, ``run_spans``, keyed by run id; each run is written in
   one transaction, so an interrupted run leaves earlier ones intact.
-* ``decisions``: noise / keep / unsure per phrase text (they survive re-mining).
+* ``decisions``: noise / keep / unsure per phrase text and scope: ``*`` for
+  every snapshot of the store (the project), or one snapshot id (which wins
+  over ``*`` there).  They survive re-mining.
 * The token stream, document offsets and character spans of each snapshot live
   in ``<db>.arrays/<snapshot_id>/`` as ``.npy`` files, written in a temporary
   folder and renamed, and opened memory-mapped.
@@ -67,8 +69,8 @@ CREATE TABLE IF NOT EXISTS dedup_clusters(
 CREATE TABLE IF NOT EXISTS dedup_pairs(
     dedup_id BIGINT, doc_a BIGINT, doc_b BIGINT, common BIGINT, jaccard DOUBLE);
 CREATE TABLE IF NOT EXISTS decisions(
-    phrase VARCHAR PRIMARY KEY, decision VARCHAR, note VARCHAR,
-    updated TIMESTAMP DEFAULT now());
+    phrase VARCHAR, scope VARCHAR DEFAULT '*', decision VARCHAR, note VARCHAR,
+    updated TIMESTAMP DEFAULT now(), PRIMARY KEY (phrase, scope));
 CREATE TABLE IF NOT EXISTS boilerscope_meta(key VARCHAR PRIMARY KEY, value VARCHAR);
 INSERT OR IGNORE INTO boilerscope_meta VALUES ('format', 'boilerscope-store'), ('version', '1');
 """
@@ -106,6 +108,9 @@ def _schema_columns() -> dict[str, list[str]]:
 
 
 _SCHEMA_COLUMNS = None
+
+#: Layouts of earlier versions, migrated when the store is opened for writing.
+LEGACY_COLUMNS = {"decisions": ["phrase", "decision", "note", "updated"]}
 
 RUN_TABLES = ("run_phrases", "run_occurrences", "run_documents", "run_spans")
 ARRAY_NAMES = ("tokens", "doc_offsets", "span_start", "span_end")
@@ -156,12 +161,27 @@ class Store:
                 raise
         if not read_only:
             try:
+                self._migrate()
                 self.con.execute(SCHEMA)
             except duckdb.Error as exc:
                 self.con.close()
                 raise BoilerscopeError(f"{path}: cannot set up the store ({_first_line(exc)}); "
                                        "check the disk and the file's permissions") from None
             self._clean_leftovers()
+
+    def _migrate(self) -> None:
+        """Bring an earlier layout up to date (one transaction)."""
+        cols = [r[0] for r in self.con.execute(
+            "SELECT column_name FROM information_schema.columns WHERE table_name = 'decisions'"
+            " AND table_catalog = current_database() ORDER BY ordinal_position").fetchall()]
+        if cols == LEGACY_COLUMNS["decisions"]:
+            self.con.execute("BEGIN TRANSACTION")
+            self.con.execute("ALTER TABLE decisions RENAME TO decisions_v0")
+            self.con.execute("CREATE TABLE decisions(phrase VARCHAR, scope VARCHAR DEFAULT '*', decision VARCHAR,"
+                             " note VARCHAR, updated TIMESTAMP DEFAULT now(), PRIMARY KEY (phrase, scope))")
+            self.con.execute("INSERT INTO decisions SELECT phrase, '*', decision, note, updated FROM decisions_v0")
+            self.con.execute("DROP TABLE decisions_v0")
+            self.con.execute("COMMIT")
 
     def _connect(self, read_only: bool):
         try:
@@ -197,7 +217,8 @@ class Store:
                     return
             foreign = sorted(set(tables) - set(TABLES))
             legacy = not foreign and all(
-                tables.get(name) == cols for name, cols in _schema_columns().items() if name in tables)
+                tables.get(name) in (cols, LEGACY_COLUMNS.get(name))
+                for name, cols in _schema_columns().items() if name in tables)
             if legacy:
                 return
         except duckdb.Error:
@@ -505,17 +526,26 @@ class Store:
                           " WHERE snapshot_id = ? ORDER BY dedup_id", [snapshot_id])
 
     # -- decisions -----------------------------------------------------------
-    def set_decision(self, phrase: str, decision: str | None, note: str = "") -> None:
+    def set_decision(self, phrase: str, decision: str | None, note: str = "", scope: str = "*") -> None:
+        """Decide a phrase for every snapshot (``scope='*'``) or for one
+        snapshot id; ``decision=None`` clears it there."""
         if decision is not None and decision not in DECISIONS:
             raise BoilerscopeError(f"decision must be one of {', '.join(DECISIONS)}")
 
         def write(cur):
-            cur.execute("DELETE FROM decisions WHERE phrase = ?", [phrase])
+            cur.execute("DELETE FROM decisions WHERE phrase = ? AND scope = ?", [phrase, scope])
             if decision is not None:
-                cur.execute("INSERT INTO decisions(phrase, decision, note) VALUES (?, ?, ?)",
-                            [phrase, decision, note or ""])
+                cur.execute("INSERT INTO decisions(phrase, scope, decision, note) VALUES (?, ?, ?, ?)",
+                            [phrase, scope, decision, note or ""])
 
         self._write(write)
 
-    def decisions(self) -> pl.DataFrame:
-        return self.query("SELECT phrase, decision, note, updated FROM decisions ORDER BY phrase")
+    def decisions(self, snapshot_id: str | None = None) -> pl.DataFrame:
+        """phrase, decision, note, updated, scope.  With a snapshot: the
+        decisions in force there (its own win over the project's), else all."""
+        if snapshot_id is None:
+            return self.query("SELECT phrase, decision, note, updated, scope FROM decisions ORDER BY phrase, scope")
+        return self.query(
+            "SELECT phrase, decision, note, updated, scope FROM decisions WHERE scope IN ('*', ?)"
+            " QUALIFY row_number() OVER (PARTITION BY phrase ORDER BY scope = '*') = 1 ORDER BY phrase",
+            [snapshot_id])

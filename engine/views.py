@@ -82,6 +82,15 @@ def phrase_table(store: Store, run_id: int, search: str = "", site: str = "", mi
     params.append(limit)
     return store.query(" ".join(sql), params)
 
+def phrase_row(store: Store, run_id: int, phrase_id: int) -> dict | None:
+    """One phrase of a run by id (maximal or not); ``first_pos`` is its first
+    occurrence in the snapshot's token array."""
+    df = store.query(
+        "SELECT phrase_id, phrase, length, df, occurrences, sites, psi, maximal, first_pos FROM run_phrases"
+        " WHERE run_id = ? AND phrase_id = ?", [run_id, phrase_id])
+    return df.row(0, named=True) if df.height else None
+
+
 def phrase_occurrences(store: Store, run_id: int, snapshot_id: str, phrase_id: int, limit: int = 30) -> pl.DataFrame:
     return store.query(
         "SELECT o.doc_index, o.token_pos, d.doc_id, d.site, d.url FROM run_occurrences o"
@@ -150,3 +159,17 @@ def document_spans(store: Store, run_id: int, doc_index: int) -> pl.DataFrame:
         "SELECT s.char_start, s.char_end, s.token_start, s.token_end, p.phrase, p.df FROM run_spans s"
         " JOIN run_phrases p ON p.run_id = s.run_id AND p.phrase_id = s.phrase_id"
         " WHERE s.run_id = ? AND s.doc_index = ? ORDER BY s.char_start", [run_id, doc_index])
+
+
+def compare_runs(store: Store, run_a: int, run_b: int, snapshot_id: str) -> dict:
+    """Two runs of one snapshot: maximal phrases only in A, only in B (by text,
+    with length and df), how many in both, and coverage by site side by side."""
+    only = ("SELECT p.phrase, p.length, p.df FROM run_phrases p WHERE p.run_id = ? AND p.maximal AND p.phrase NOT IN"
+            " (SELECT phrase FROM run_phrases WHERE run_id = ? AND maximal) ORDER BY p.psi DESC, p.phrase")
+    both = store.scalar(
+        "SELECT count(*) FROM run_phrases a JOIN run_phrases b ON a.phrase = b.phrase"
+        " WHERE a.run_id = ? AND b.run_id = ? AND a.maximal AND b.maximal", [run_a, run_b])
+    ra = site_ranking(store, run_a, snapshot_id).select("site", pl.col("coverage").alias(f"coverage_{run_a}"))
+    rb = site_ranking(store, run_b, snapshot_id).select("site", pl.col("coverage").alias(f"coverage_{run_b}"))
+    return {"only_a": store.query(only, [run_a, run_b]), "only_b": store.query(only, [run_b, run_a]),
+            "both": int(both or 0), "sites": ra.join(rb, on="site", how="full", coalesce=True).sort("site")}

@@ -19,9 +19,13 @@ def main() -> None:
 
     t = time.perf_counter()
     tk = tokenize_arrow(pa.array(["Warm up, warm up.", None, "x"]), workers=1)
-    _warm_up()
+    from .bloomspan import mine_tokens
+    for miner in (mine_tokens, mine_tokens_fhk):
+        for sigma in (1, 2):
+            _warm_up(miner, sigma)  # read-only arrays, as a store's
     tokens = np.array([0, 1, 2, 0, 1, 2, 0, 1], np.int32)
     offsets = np.array([0, 3, 6, 8], np.int64)
+    mine_tokens(tokens, offsets, 3, 2, 2)
     mine_tokens_fhk(tokens, offsets, 3, 2, 2)
     choose_algorithm(tokens, offsets, 2, 2)
     lz78_phrases(tokens, offsets, 8)

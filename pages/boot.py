@@ -54,15 +54,15 @@ def setup() -> Store:
     _ensure_demo(s)
     sid = state.get("snapshot")
     if sid is None or not s.has_snapshot(sid):
-        sid = s.latest_snapshot() if s.snapshots().height else None
-        state.put("snapshot", sid)
+        state.set_snapshot(s.latest_snapshot() if s.snapshots().height else None)
+        sid = state.get("snapshot")
     run = state.get("run")
     if run is not None and (s.run(run) or {}).get("snapshot_id") != sid:
-        state.put("run", None)
+        state.set_run(None)
     if state.get("run") is None and sid is not None:
         runs = s.runs(sid)
         if runs.height:
-            state.put("run", int(runs["run_id"][-1]))
+            state.set_run(int(runs["run_id"][-1]))
     state.share()
     return s
 
@@ -76,8 +76,8 @@ def _ensure_demo(s: Store) -> None:
             sid, _ = ingest(DEMO, store=s)
             run = mine(s.path, DEFAULT_SIGMA, DEFAULT_MIN_LEN, store=s, snapshot=sid)
             status.update(label=f"Demo ready: run {run.run_id}", state="complete")
-        state.put("snapshot", sid)
-        state.put("run", run.run_id)
+        state.set_snapshot(sid)
+        state.set_run(run.run_id)
 
 
 def need_run(s: Store) -> tuple[str, int]:

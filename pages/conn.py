@@ -46,6 +46,7 @@ def site_list(db: str, sid: str) -> list[str]:
     return views.site_list(_store(db), sid)
 
 
-def decisions_map(s: Store) -> dict[str, str]:
-    df = s.decisions()
+def decisions_map(s: Store, sid: str) -> dict[str, str]:
+    """phrase -> decision in force on snapshot ``sid`` (its own over the project's)."""
+    df = s.decisions(sid)
     return dict(zip(df["phrase"].to_list(), df["decision"].to_list()))

@@ -1,10 +1,15 @@
-"""Document: the original text with the covered spans highlighted by decision."""
+"""Document: the original text with the covered spans highlighted by decision.
+
+The document is named by its doc_id (in the URL too); the noise-removed view
+shows each cut struck through, and the covered spans can be walked one by one.
+"""
+import html
+
 import numpy as np
-import polars as pl
 import streamlit as st
 
 from engine import views
-from engine.clean import cut_mask, cut_text, stop_grams
+from engine.clean import cut_mask, stop_grams
 from pages import boot, conn, render, state
 
 s = boot.setup()
@@ -14,20 +19,19 @@ summary = conn.run_summary(s.path, run_id)
 L = int(summary["min_len"])
 
 mode = st.radio("Find by", ["doc_id", "URL or text search"], horizontal=True, key="document.mode")
-doc_index = state.get("doc")
+doc_id = state.get("doc")
+doc_index = views.doc_index_of(s, sid, doc_id) if doc_id is not None else None
+if doc_index is None:
+    doc_id = views.first_doc_id(s, sid)
+    doc_index = views.doc_index_of(s, sid, doc_id)
 if mode == "doc_id":
-    current_id = None
-    if doc_index is not None:
-        d = s.document(sid, int(doc_index))
-        current_id = int(d["doc_id"]) if d else None
-    if current_id is None:
-        current_id = views.first_doc_id(s, sid)
-    want = st.number_input("doc_id", value=current_id, step=1, key="document.doc_id")
+    st.session_state["document.doc_id"] = int(doc_id)
+    want = st.number_input("doc_id", step=1, key="document.doc_id")
     found = views.doc_index_of(s, sid, int(want))
     if found is None:
-        st.error(f"No document with doc_id {want} in this snapshot.")
+        st.error(f"No document with doc_id {int(want)} in this snapshot.")
         st.stop()
-    doc_index = int(found)
+    doc_id, doc_index = int(want), found
 else:
     q = st.text_input("URL or words", key="document.search")
     if q:
@@ -35,14 +39,13 @@ else:
         if hits.height == 0:
             st.warning("No document matches.")
             st.stop()
-        doc_index = st.selectbox("Matches", hits["doc_index"].to_list(), key="document.hit",
-                                 format_func=lambda i: f"#{hits.filter(pl.col('doc_index') == i)['doc_id'][0]} "
-                                 f"{hits.filter(pl.col('doc_index') == i)['url'][0] or ''}")
-    elif doc_index is None:
-        st.stop()
-if doc_index != state.get("doc"):
-    state.put("doc", int(doc_index))
-    state.share()
+        urls = dict(zip(hits["doc_id"].to_list(), hits["url"].to_list()))
+        doc_id = st.selectbox("Matches", hits["doc_id"].to_list(), key="document.hit",
+                              format_func=lambda i: f"#{i} {urls[i] or ''}")
+        doc_index = views.doc_index_of(s, sid, doc_id)
+if doc_id != state.get("doc"):
+    state.put("doc", int(doc_id))
+state.share()
 
 doc = s.document(sid, int(doc_index))
 covered = views.covered_tokens(s, run_id, doc_index)
@@ -51,11 +54,13 @@ a, b, d = st.columns(3)
 a.metric("Tokens", f"{n_tok:,}")
 b.metric("Covered tokens", f"{covered:,}")
 d.metric("Contamination", f"{(covered / n_tok if n_tok else 0):.1%}")
-st.caption(f"doc_id {doc['doc_id']} · {doc['site']} · {doc['url'] or ''}")
+st.caption(f"doc_id {doc['doc_id']} · {render.md(doc['site'])} · {render.md(doc['url'] or '')}")
 
 spans = views.document_spans(s, run_id, doc_index)
-decisions = conn.decisions_map(s)
-remove = st.toggle("Show the text with noise spans removed", key="document.clean")
+decisions = conn.decisions_map(s, sid)
+st.session_state["document.clean"] = bool(state.get("clean"))
+remove = st.toggle("Show the text with noise spans removed", key="document.clean",
+                   on_change=lambda: state.put("clean", bool(st.session_state["document.clean"])))
 text = doc["text"] or ""
 if remove:
     noise = [p for p, v in decisions.items() if v == "noise"]
@@ -65,9 +70,25 @@ if remove:
     vocab_ids = {t: i for i, t in enumerate(s.vocabulary(sid))}
     grams = stop_grams(noise, keep, vocab_ids, L)
     cut = cut_mask(np.asarray(arrays.tokens[lo:hi]), np.array([0, n_tok], np.int64), L, grams)
-    st.caption(f"{int(cut.sum())} tokens cut by the noise decisions")
-    st.html('<div class="bs-doc" style="white-space:pre-wrap;border:1px solid #ddd;padding:1em">'
-            + __import__("html").escape(cut_text(text, arrays.span_start[lo:hi], arrays.span_end[lo:hi], cut)) + "</div>")
+    st.caption(f"{int(cut.sum())} tokens cut by the noise decisions (struck through; the export "
+               "leaves one space for each cut)")
+    st.html(render.cut_html(text, arrays.span_start[lo:hi], arrays.span_end[lo:hi], cut))
 else:
-    st.caption("Highlight colours: red = noise, green = keep, orange = unsure, yellow = undecided; hover a span for its phrase and df.")
-    st.html(render.highlight_html(text, spans.to_dicts(), decisions))
+    records = spans.to_dicts()
+    if records:
+        nav1, nav2, nav3 = st.columns([1, 1, 4])
+        k = min(int(st.session_state.get("document.span", 0)), len(records) - 1)
+        if nav1.button("◀ previous span", key="document.prev", disabled=k == 0):
+            k -= 1
+        if nav2.button("next span ▶", key="document.next", disabled=k >= len(records) - 1):
+            k += 1
+        st.session_state["document.span"] = k
+        cur = records[k]
+        nav3.caption(f"span {k + 1} of {len(records)}: «{render.md(cur['phrase'][:120])}» (df {cur['df']})")
+        st.html(f'<div style="font-family:ui-monospace,monospace;font-size:0.85em">…'
+                f'{html.escape(text[max(0, cur["char_start"] - 80):cur["char_start"]])}'
+                f'<mark>{html.escape(text[cur["char_start"]:cur["char_end"]][:400])}</mark>'
+                f'{html.escape(text[cur["char_end"]:cur["char_end"] + 80])}…</div>')
+    st.caption("Highlight colours: red = noise, green = keep, orange = unsure, yellow = undecided; hover a span "
+               "for its phrase and df.")
+    st.html(render.highlight_html(text, records, decisions))

@@ -73,8 +73,13 @@ if sizes.height == 0:
     st.info("No cluster of this kind.")
     st.stop()
 st.dataframe(sizes, hide_index=True, width="stretch", height=220)
-cluster = st.selectbox("Cluster", sizes["cluster_id"].to_list(), key="dup.cluster",
-                       format_func=lambda x: f"#{x} ({sizes.filter(pl.col('cluster_id') == x)['documents'][0]} documents)")
+clusters = sizes["cluster_id"].to_list()
+counts = dict(zip(clusters, sizes["documents"].to_list()))
+st.session_state["dup.cluster"] = state.get("cluster") if state.get("cluster") in counts else clusters[0]
+cluster = st.selectbox("Cluster", clusters, key="dup.cluster", format_func=lambda x: f"#{x} ({counts[x]} documents)",
+                       on_change=lambda: state.put("cluster", int(st.session_state["dup.cluster"])))
+state.put("cluster", int(cluster))
+state.share()
 docs = views.cluster_documents(s, sid, dedup_id, cluster)
 st.dataframe(docs.drop("doc_index"), hide_index=True, width="stretch")
 

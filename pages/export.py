@@ -1,12 +1,13 @@
 """Decisions and export: the stop-phrase list, a cleaned snapshot, before/after figures."""
 import os
 
+import numpy as np
 import plotly.express as px
 import polars as pl
 import streamlit as st
 
 from engine.api import clean
-from engine.clean import stoplist_frames
+from engine.clean import cut_mask, stop_grams, stoplist_frames
 from engine.errors import BoilerscopeError
 from pages import boot, conn, progress, render
 
@@ -16,18 +17,44 @@ st.title("Decisions and export")
 summary = conn.run_summary(s.path, run_id)
 L = int(summary["min_len"])
 
-dec = s.decisions()
+scope = st.radio("Decisions of", ["this project (all snapshots)", "this snapshot"], horizontal=True,
+                 key="export.scope", help="A decision made for one snapshot wins over the project's there.")
+dec = s.decisions(sid)  # the decisions in force on this snapshot
+if scope == "this snapshot":
+    dec = dec.filter(pl.col("scope") == sid)
+arrays = s.arrays(sid)
+vocab_ids = {t: i for i, t in enumerate(s.vocabulary(sid))}
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def tokens_cut(db: str, sid: str, L: int, noise: tuple, keep: tuple) -> list[int]:
+    """Tokens of this snapshot each noise phrase cuts on its own (keep still wins)."""
+    tokens, offsets = np.asarray(arrays.tokens), np.asarray(arrays.doc_offsets)
+    return [int(cut_mask(tokens, offsets, L, stop_grams([p], list(keep), vocab_ids, L)).sum()) for p in noise]
+
+
 st.subheader(f"Stop-phrase list ({dec.height} decisions)")
 if dec.height:
-    st.dataframe(dec, hide_index=True, width="stretch")
+    noise_t = tuple(dec.filter(pl.col("decision") == "noise")["phrase"].to_list())
+    keep_t = tuple(dec.filter(pl.col("decision") == "keep")["phrase"].to_list())
+    cuts = dict(zip(noise_t, tokens_cut(s.path, sid, L, noise_t, keep_t)))
+    shown = dec.with_columns(
+        pl.when(pl.col("scope") == "*").then(pl.lit("all snapshots")).otherwise(pl.lit("this snapshot"))
+        .alias("applies to"),
+        pl.col("phrase").replace_strict(cuts, default=None, return_dtype=pl.Int64).alias("tokens cut"))
+    st.dataframe(shown.select("phrase", "decision", "applies to", "tokens cut", "note", "updated"),
+                 hide_index=True, width="stretch",
+                 column_config={"tokens cut": st.column_config.NumberColumn(format="localized")})
     csv_bytes, json_bytes = stoplist_frames(dec)
     a, b = st.columns(2)
     a.download_button("Download CSV", csv_bytes, "stoplist.csv", "text/csv", key="export.csv")
     b.download_button("Download JSON", json_bytes, "stoplist.json", "application/json", key="export.json")
-    drop = st.selectbox("Remove a decision", [""] + dec["phrase"].to_list(), key="export.drop",
-                        format_func=lambda p: p[:120] or "(choose)")
+    rows = dec.select("phrase", "scope").rows()
+    drop = st.selectbox("Remove a decision", [None] + rows, key="export.drop",
+                        format_func=lambda r: "(choose)" if r is None else
+                        f"{r[0][:110]} ({'all snapshots' if r[1] == '*' else 'this snapshot'})")
     if drop and st.button("Remove", key="export.remove"):
-        s.set_decision(drop, None)
+        s.set_decision(drop[0], None, scope=drop[1])
         st.rerun()
 else:
     st.info("No decisions yet: mark phrases as noise / keep / unsure on the Phrases page.")

@@ -21,8 +21,7 @@ def do_ingest(path: str, label: str) -> None:
     except BoilerscopeError as exc:
         st.error(str(exc))
         return
-    state.put("snapshot", sid)
-    state.put("run", None)
+    state.set_snapshot(sid)
     st.session_state["load.message"] = (f"Snapshot {sid} {'ingested' if created else 'was already in the store'}.")
     st.session_state.pop("load.active", None)
     state.share()
@@ -84,8 +83,7 @@ else:
     choice = st.selectbox("Active snapshot", ids, index=ids.index(current) if current in ids else 0,
                           key="load.active")
     if choice != current:
-        state.put("snapshot", choice)
-        state.put("run", None)
+        state.set_snapshot(choice)
         st.rerun()
     info = conn.snapshot_info(s.path, choice)
     a, b, d = st.columns(3)

@@ -1,8 +1,9 @@
 """Mine: tune sigma and L, run the engine, browse the run history."""
 import streamlit as st
 
-from engine.api import ALGOS, DEFAULT_ALGO, DEFAULT_MIN_LEN, DEFAULT_SIGMA, mine
+from engine.api import ALGOS, DEFAULT_ALGO, DEFAULT_MIN_LEN, DEFAULT_SIGMA, mine, parse_sigma
 from engine.errors import BoilerscopeError
+from engine import views
 from pages import boot, conn, progress, state
 
 MAX_MIN_LEN = 1000
@@ -45,10 +46,31 @@ for key, default in (("sigma", min(DEFAULT_SIGMA, RANGES["sigma"][1])), ("min_le
     state.put(key, clamp(key, state.get(key) if state.get(key) is not None else run_info.get(key), default))
 
 
+def log_steps(hi: int, value: int) -> list[int]:
+    """Slider stops from 1 to ``hi``: every value up to 20, then about 12 per
+    decade (a log scale), plus the current value."""
+    steps = set(range(1, min(hi, 20) + 1)) | {hi, value}
+    x = 20.0
+    while x < hi:
+        steps.add(int(round(x)))
+        x *= 10 ** (1 / 12)
+    return sorted(v for v in steps if 1 <= v <= hi)
+
+
 def sync(src: str, key: str):
     state.put(key, clamp(key, st.session_state[src], state.get(key)))
-    for w in (f"mine.{key}", f"mine.{key}_n"):
-        st.session_state[w] = state.get(key)
+
+
+def from_share():
+    """sigma as a share of the documents ("0.5%", rounded up), as on the command line."""
+    text = st.session_state.get("mine.share", "").strip()
+    if not text:
+        return
+    try:
+        state.put("sigma", clamp("sigma", parse_sigma(text if text.endswith("%") else text + "%", n_docs), 1))
+        st.session_state["mine.share_error"] = None
+    except BoilerscopeError as exc:
+        st.session_state["mine.share_error"] = str(exc)
 
 
 for key in ("sigma", "min_len"):
@@ -56,15 +78,18 @@ for key in ("sigma", "min_len"):
         if st.session_state.get(w) != state.get(key):
             st.session_state[w] = state.get(key)
 
-left, right = st.columns([3, 1])
-left.slider("sigma: minimum documents", *RANGES["sigma"], key="mine.sigma", on_change=sync,
-            args=("mine.sigma", "sigma"))
-right.number_input("sigma", *RANGES["sigma"], key="mine.sigma_n", on_change=sync,
-                   args=("mine.sigma_n", "sigma"))
+left, mid, right = st.columns([3, 1, 1])
+left.select_slider("sigma: minimum documents (log scale)", log_steps(RANGES["sigma"][1], state.get("sigma")),
+                   key="mine.sigma", on_change=sync, args=("mine.sigma", "sigma"))
+mid.number_input("sigma", *RANGES["sigma"], key="mine.sigma_n", on_change=sync, args=("mine.sigma_n", "sigma"))
+right.text_input("or a share", key="mine.share", on_change=from_share, placeholder="0.5%",
+                 help="a share of the documents, rounded up")
+if st.session_state.get("mine.share_error"):
+    st.error(st.session_state["mine.share_error"])
+left, mid, _ = st.columns([3, 1, 1])
 left.slider("L: minimum length (tokens)", *RANGES["min_len"], key="mine.min_len", on_change=sync,
             args=("mine.min_len", "min_len"))
-right.number_input("L", *RANGES["min_len"], key="mine.min_len_n", on_change=sync,
-                   args=("mine.min_len_n", "min_len"))
+mid.number_input("L", *RANGES["min_len"], key="mine.min_len_n", on_change=sync, args=("mine.min_len_n", "min_len"))
 algo = st.selectbox("Algorithm", list(ALGOS), index=ALGOS.index(DEFAULT_ALGO), key="mine.algo",
                     help="auto picks fhk on long periodic runs, else bloomspan; "
                          "fhk: the suffix-array baseline (same answer)")
@@ -73,7 +98,7 @@ if st.button("Run", type="primary", key="mine.run"):
     sigma, L = state.get("sigma"), state.get("min_len")
     existing = s.find_run(sid, sigma, L, algo)
     if existing is not None:
-        state.put("run", int(existing))
+        state.set_run(int(existing))
         st.session_state["mine.message"] = f"Reused stored run {existing} (same snapshot and parameters)."
     else:
         try:
@@ -83,7 +108,7 @@ if st.button("Run", type="primary", key="mine.run"):
         except BoilerscopeError as exc:
             st.error(str(exc))
             st.stop()
-        state.put("run", run.run_id)
+        state.set_run(run.run_id)
         st.session_state["mine.message"] = f"Run {run.run_id} done."
     st.session_state.pop("mine.active", None)
     state.share()
@@ -95,10 +120,14 @@ run_id = state.get("run")
 if run_id is not None:
     summary = conn.run_summary(s.path, run_id).get("summary", {})
     st.subheader(f"Run {run_id}: sigma {summary.get('sigma')}, L {summary.get('min_len')}")
+    if (summary.get("sigma"), summary.get("min_len")) != (state.get("sigma"), state.get("min_len")):
+        st.caption(f"The sliders (sigma {state.get('sigma')}, L {state.get('min_len')}) are not mined yet: "
+                   "press Run.")
     a, b, d, e = st.columns(4)
     a.metric("Covered tokens", f"{100 * summary.get('coverage', 0):.1f}%")
     b.metric("Maximal phrases", f"{summary.get('phrases', 0):,}")
-    d.metric("Mining seconds", f"{mining_seconds(summary.get('seconds', {})):.2f}")
+    d.metric("Mining seconds", f"{mining_seconds(summary.get('seconds', {})):.2f}",
+             help=f"numba compile or cache load, apart: {summary.get('compile_seconds', 0):.2f} s")
     e.metric("Total seconds", f"{summary.get('seconds', {}).get('total', 0):.2f}")
     with st.expander("Stage timings and filters"):
         st.json({"seconds": summary.get("seconds"), "filters": summary.get("filters"),
@@ -106,17 +135,47 @@ if run_id is not None:
 
 st.subheader("Run history")
 runs = s.runs(sid)
-if runs.height:
-    st.dataframe(runs.drop("snapshot_id"), hide_index=True, width="stretch")
-    ids = runs["run_id"].to_list()
-    pick = st.selectbox("Active run", ids, index=ids.index(run_id) if run_id in ids else len(ids) - 1,
-                        key="mine.active")
-    if pick != run_id:
-        state.put("run", int(pick))
-        state.put("sigma", None)
-        state.put("min_len", None)
-        for w in ("mine.sigma", "mine.sigma_n", "mine.min_len", "mine.min_len_n"):
-            st.session_state.pop(w, None)
-        st.rerun()
-else:
+if not runs.height:
     st.info("No runs yet for this snapshot.")
+    st.stop()
+st.dataframe(runs.drop("snapshot_id"), hide_index=True, width="stretch",
+             column_config={"coverage": st.column_config.NumberColumn(format="percent"),
+                            "seconds": st.column_config.NumberColumn(format="%.2f"),
+                            "covered_tokens": st.column_config.NumberColumn(format="localized")})
+ids = runs["run_id"].to_list()
+
+
+def activate():
+    pick = int(st.session_state["mine.active"])
+    info = conn.run_summary(s.path, pick)
+    state.set_run(pick)
+    state.put("sigma", info.get("sigma"))
+    state.put("min_len", info.get("min_len"))
+
+
+st.session_state["mine.active"] = run_id if run_id in ids else ids[-1]
+st.selectbox("Active run", ids, key="mine.active", on_change=activate)
+
+with st.expander("Compare two runs, or delete one"):
+    c1, c2 = st.columns(2)
+    a_run = c1.selectbox("Run A", ids, index=max(len(ids) - 2, 0), key="mine.cmp_a")
+    b_run = c2.selectbox("Run B", ids, index=len(ids) - 1, key="mine.cmp_b")
+    if a_run != b_run:
+        diff = views.compare_runs(s, int(a_run), int(b_run), sid)
+        st.write(f"Phrases only in run {a_run}: **{diff['only_a'].height:,}**, only in run {b_run}: "
+                 f"**{diff['only_b'].height:,}**, in both: **{diff['both']:,}**")
+        g1, g2 = st.columns(2)
+        g1.dataframe(diff["only_a"].head(200), hide_index=True, width="stretch")
+        g2.dataframe(diff["only_b"].head(200), hide_index=True, width="stretch")
+        st.dataframe(diff["sites"], hide_index=True, width="stretch",
+                     column_config={k: st.column_config.NumberColumn(format="percent")
+                                    for k in diff["sites"].columns if k.startswith("coverage")})
+    victim = st.selectbox("Run to delete", ids, key="mine.delete_pick")
+    sure = st.checkbox(f"Yes, delete run {victim} and its results", key="mine.delete_sure")
+    if st.button("Delete run", key="mine.delete", disabled=not sure):
+        s.delete_run(int(victim))
+        st.cache_data.clear()
+        if victim == run_id:
+            state.set_run(None)
+        st.session_state.pop("mine.delete_sure", None)
+        st.rerun()

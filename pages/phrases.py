@@ -1,12 +1,21 @@
-"""Phrases: the maximal repeats of the active run, the index eaters, a phrase's contexts and decisions."""
+"""Phrases: the maximal repeats of the active run, the index eaters, a phrase's contexts and decisions.
+
+A phrase is always chosen by its id (a row of the table, the picker, or
+``?phrase=`` in the URL), never by its label: long phrases share their first
+120 characters.  The table, the chart and the detail are fragments, so a click
+reruns only its own part.
+"""
 import html
 
+import numpy as np
 import plotly.express as px
 import polars as pl
 import streamlit as st
 
 from engine import views
 from pages import boot, conn, render, state
+
+DECISION_FILTER = ("all", "undecided", "noise", "keep", "unsure")
 
 s = boot.setup()
 sid, run_id = boot.need_run(s)
@@ -29,101 +38,179 @@ def phrase_sites(db, run_id, sid, phrase_id):
     return views.phrase_sites(conn._store(db), run_id, sid, phrase_id)
 
 
-f1, f2, f3 = st.columns([2, 1, 1])
-search = f1.text_input("Search phrase text", key="phrases.search")
+@st.cache_data(show_spinner=False, max_entries=256)
+def phrase_row(db, run_id, phrase_id):
+    return views.phrase_row(conn._store(db), run_id, phrase_id)
+
+
+def as_written(first_pos: int, length: int) -> str:
+    """The phrase as its first occurrence reads in the original text (case, punctuation)."""
+    arrays = s.arrays(sid)
+    d = int(np.searchsorted(arrays.doc_offsets, first_pos, side="right") - 1)
+    doc = s.document(sid, d)
+    return (doc["text"] or "")[int(arrays.span_start[first_pos]):int(arrays.span_end[first_pos + length - 1])]
+
+
+def bound(widget: str, key: str, empty):
+    """Seed a widget from the view state; its callback writes it back."""
+    want = state.get(key)
+    want = empty if want is None else want
+    if st.session_state.get(widget) != want:
+        st.session_state[widget] = want
+    return lambda: state.put(key, st.session_state[widget] or None)
+
+
+f1, f2, f3, f4 = st.columns([2, 1, 1, 1])
+f1.text_input("Search phrase text", key="phrases.search", on_change=bound("phrases.search", "q", ""))
 sites = [""] + conn.site_list(s.path, sid)
-site = f2.selectbox("Occurs on site", sites, index=sites.index(state.get("site")) if state.get("site") in sites else 0,
-                    key="phrases.site", format_func=lambda x: x or "(any site)")
+if state.get("site") not in sites:
+    state.put("site", None)
+f2.selectbox("Occurs on site", sites, key="phrases.site", on_change=bound("phrases.site", "site", ""),
+             format_func=lambda x: x or "(any site)")
 min_sites = f3.number_input("Minimum number of sites", 1, 1000, 1, key="phrases.min_sites",
                             help="1 site: a template; many sites: a banner or legal notice")
-if site != (state.get("site") or ""):
-    state.put("site", site or None)
-    state.share()
+show = f4.selectbox("Decision", DECISION_FILTER, key="phrases.decision")
+state.share()
 
-table = phrase_table(s.path, run_id, search.strip(), site, int(min_sites), 500)
-table = table.with_columns((pl.col("length") * pl.col("occurrences") / max(info["tokens"], 1)).alias("share"))
-st.caption(f"{table.height} phrases shown (top 500 by Ψ = length × df)")
-event = st.dataframe(
-    table.select("phrase", "length", "df", "occurrences", "sites", "psi", "share"),
-    hide_index=True, width="stretch", on_select="rerun", selection_mode="single-row", key="phrases.table",
-    column_config={"share": st.column_config.ProgressColumn("share of tokens", format="percent",
-                                                            min_value=0.0, max_value=max(float(table["share"].max() or 0), 1e-9)),
-                   "psi": st.column_config.NumberColumn("Ψ")})
-rows = event.selection.rows if event is not None and hasattr(event, "selection") else []
-if rows:
-    state.put("phrase", str(table["phrase_id"][rows[0]]))
-    state.share()
+decisions = conn.decisions_map(s, sid)
+table = phrase_table(s.path, run_id, (state.get("q") or "").strip(), state.get("site") or "", int(min_sites), 500)
+table = table.with_columns(
+    (pl.col("length") * pl.col("occurrences") / max(info["tokens"], 1)).alias("share"),
+    pl.col("phrase").replace_strict(decisions, default=None, return_dtype=pl.String).alias("decision"))
+if show == "undecided":
+    table = table.filter(pl.col("decision").is_null())
+elif show != "all":
+    table = table.filter(pl.col("decision") == show)
+ids = table["phrase_id"].to_list()
 
-if table.height:
+
+@st.fragment
+def table_view():
+    st.caption(f"{table.height} phrases shown (top 500 by Ψ = length × df); tick rows to open one or "
+               "to decide several at once")
+    event = st.dataframe(
+        table.select("phrase_id", "phrase", "length", "df", "occurrences", "sites", "psi", "share", "decision"),
+        hide_index=True, width="stretch", on_select="rerun", selection_mode="multi-row", key="phrases.table",
+        column_config={
+            "phrase_id": st.column_config.NumberColumn("id", width="small"),
+            "share": st.column_config.ProgressColumn("share of tokens", format="percent", min_value=0.0,
+                                                     max_value=max(float(table["share"].max() or 0), 1e-9)),
+            "psi": st.column_config.NumberColumn("Ψ", format="localized"),
+            "df": st.column_config.NumberColumn(format="localized"),
+            "occurrences": st.column_config.NumberColumn(format="localized")})
+    rows = list(event.selection.rows) if event is not None and hasattr(event, "selection") else []
+    picked = [ids[r] for r in rows if r < len(ids)]
+    if picked != st.session_state.get("phrases.ticked", []):
+        st.session_state["phrases.ticked"] = picked
+        if picked:
+            # the row ticked last opens (a rerun of the whole page shows it)
+            state.put("phrase", picked[-1])
+            st.rerun()
+    if len(picked) > 1:
+        st.write(f"{len(picked)} phrases ticked:")
+        cols = st.columns(5)
+        for col, label in zip(cols, ("noise", "keep", "unsure", None)):
+            if col.button(f"mark {label}" if label else "clear", key=f"phrases.bulk.{label}"):
+                texts = table.filter(pl.col("phrase_id").is_in(picked))["phrase"].to_list()
+                for text in texts:
+                    s.set_decision(text, label, "", scope=scope_value())
+                st.rerun()
+
+
+def scope_value() -> str:
+    return sid if st.session_state.get("phrases.scope") == "this snapshot" else "*"
+
+
+table_view()
+
+
+@st.fragment
+def eaters():
+    if not table.height:
+        return
+    log_x = st.toggle("log scale", key="phrases.log")
     top = table.head(20).with_row_index("rank", 1).with_columns(
         (pl.col("rank").cast(pl.String) + ". " + pl.col("phrase").str.slice(0, 55)).alias("label"))
     fig = px.bar(top.to_pandas(), x="psi", y="label", orientation="h", hover_data=["phrase", "df", "length"],
-                 title="Index eaters: top phrases by Ψ = length × df", labels={"psi": "Ψ", "label": ""})
+                 title="Index eaters: top phrases by Ψ = length × df", labels={"psi": "Ψ", "label": ""},
+                 log_x=log_x, color_discrete_sequence=[render.PRIMARY])
     fig.update_layout(yaxis={"autorange": "reversed"}, height=520, margin={"l": 10, "r": 10})
     st.plotly_chart(fig, width="stretch", config=render.fig_config("index-eaters"), key="phrases.eaters")
 
+
+eaters()
+
 # -- phrase detail ---------------------------------------------------------
 pid = state.get("phrase")
-ids = table["phrase_id"].to_list()
-if pid is None or int(pid) not in ids:
+row = phrase_row(s.path, run_id, int(pid)) if pid is not None else None
+if row is None:
     if not ids:
+        st.info("No phrase matches.")
         st.stop()
-    pid = ids[0]
-pid = int(pid)
+    row = phrase_row(s.path, run_id, ids[0])
+    state.put("phrase", row["phrase_id"])
+pid = int(row["phrase_id"])
+state.share()
 labels = dict(zip(ids, table["phrase"].to_list()))
-pid = st.selectbox("Phrase detail", ids, index=ids.index(pid), key="phrases.detail",
-                   format_func=lambda i: labels[i][:120])
-if str(pid) != state.get("phrase"):
-    state.put("phrase", str(pid))
-    state.share()
-row = table.filter(pl.col("phrase_id") == pid).row(0, named=True)
-st.subheader(f"«{row['phrase'][:200]}»")
-st.caption(f"length {row['length']} · df {row['df']} · {row['occurrences']} occurrences · {row['sites']} sites · Ψ {row['psi']}")
+labels.setdefault(pid, row["phrase"])
+options = ids if pid in ids else [pid, *ids]
+st.session_state["phrases.detail"] = pid
+st.selectbox("Phrase detail", options, key="phrases.detail",
+             format_func=lambda i: f"#{i} · {labels[i][:110]}",
+             on_change=lambda: state.put("phrase", int(st.session_state["phrases.detail"])))
 
-decisions = conn.decisions_map(s)
+st.subheader(f"«{render.md(row['phrase'][:200])}»")
+st.caption(f"length {row['length']} · df {row['df']:,} · {row['occurrences']:,} occurrences · "
+           f"{row['sites']} sites · Ψ {row['psi']:,}")
+written = as_written(int(row["first_pos"]), int(row["length"]))
+st.markdown("As written in the original text: `" + " ".join(written[:300].replace("`", "'").split()) + "`")
+
 current = decisions.get(row["phrase"])
-d1, d2, d3, d4, d5 = st.columns([1, 1, 1, 1, 3])
+d1, d2, d3, d4, d5, d6 = st.columns([1, 1, 1, 1, 2, 2])
 note = d5.text_input("Note (optional)", key="phrases.note")
+d6.radio("Applies to", ["all snapshots", "this snapshot"], key="phrases.scope", horizontal=True,
+         help="A decision for this snapshot wins over the project's (all snapshots of the store).")
 for col, label in ((d1, "noise"), (d2, "keep"), (d3, "unsure")):
     if col.button(label, key=f"phrases.decide.{label}", type="primary" if current == label else "secondary"):
-        s.set_decision(row["phrase"], label, note)
+        s.set_decision(row["phrase"], label, note, scope=scope_value())
         st.rerun()
 if d4.button("clear", key="phrases.decide.clear"):
-    s.set_decision(row["phrase"], None)
+    s.set_decision(row["phrase"], None, scope=scope_value())
     st.rerun()
 st.write(f"Decision: **{current or 'undecided'}**")
 
-arrays = s.arrays(sid)
-occ = occurrences(s.path, run_id, sid, pid, 30)
-st.markdown("**Keyword in context** (original text)")
-snippets = []
-for o in occ.iter_rows(named=True):
-    doc = s.document(sid, o["doc_index"])
-    base = int(doc["token_start"])
-    a = base + o["token_pos"]
-    b = a + row["length"] - 1
-    cs, ce = int(arrays.span_start[a]), int(arrays.span_end[b])
-    text = doc["text"] or ""
-    left = text[max(0, cs - 90):cs]
-    mid = text[cs:ce]
-    right = text[ce:ce + 90]
-    mid_short = mid if len(mid) <= 300 else mid[:140] + " … " + mid[-140:]
-    snippets.append(
-        f'<div style="font-family:ui-monospace,monospace;font-size:0.85em;margin:2px 0">'
-        f'<span style="color:#888">[{html.escape(o["site"])} #{o["doc_id"]}]</span> '
-        f'…{html.escape(left)}<mark>{html.escape(mid_short)}</mark>{html.escape(right)}…</div>')
-st.html("".join(snippets) or "<i>no occurrences</i>")
 
-left, right = st.columns(2)
-left.markdown("**Sites**")
-left.dataframe(phrase_sites(s.path, run_id, sid, pid), hide_index=True, width="stretch")
-right.markdown("**Documents** (first 30)")
-right.dataframe(occ.select("doc_id", "site", "url", "token_pos"), hide_index=True, width="stretch")
-docs = occ["doc_index"].unique(maintain_order=True).to_list()
-if docs:
-    pick = right.selectbox("Open a document", docs, key="phrases.open",
-                           format_func=lambda d: f"#{occ.filter(pl.col('doc_index') == d)['doc_id'][0]}")
-    if right.button("Open in Document view", key="phrases.open_btn"):
-        state.put("doc", int(pick))
-        state.share()
-        st.switch_page("pages/document.py", query_params={k: str(state.get(k)) for k in state.STATE if state.get(k) is not None})
+@st.fragment
+def contexts():
+    occ = occurrences(s.path, run_id, sid, pid, 30)
+    with st.expander("Keyword in context (original text)", expanded=True):
+        arrays = s.arrays(sid)
+        snippets = []
+        for o in occ.iter_rows(named=True):
+            doc = s.document(sid, o["doc_index"])
+            a = int(doc["token_start"]) + o["token_pos"]
+            b = a + row["length"] - 1
+            cs, ce = int(arrays.span_start[a]), int(arrays.span_end[b])
+            text = doc["text"] or ""
+            mid = text[cs:ce]
+            mid_short = mid if len(mid) <= 300 else mid[:140] + " … " + mid[-140:]
+            snippets.append(
+                f'<div style="font-family:ui-monospace,monospace;font-size:0.85em;margin:2px 0">'
+                f'<span style="color:#888">[{html.escape(o["site"])} #{o["doc_id"]}]</span> '
+                f'…{html.escape(text[max(0, cs - 90):cs])}<mark>{html.escape(mid_short)}</mark>'
+                f'{html.escape(text[ce:ce + 90])}…</div>')
+        st.html("".join(snippets) or "<i>no occurrences</i>")
+    left, right = st.columns(2)
+    left.markdown("**Sites**")
+    left.dataframe(phrase_sites(s.path, run_id, sid, pid), hide_index=True, width="stretch")
+    right.markdown("**Documents** (first 30)")
+    right.dataframe(occ.select("doc_id", "site", "url", "token_pos"), hide_index=True, width="stretch")
+    docs = occ["doc_id"].unique(maintain_order=True).to_list()
+    if docs:
+        pick = right.selectbox("Open a document", docs, key="phrases.open", format_func=lambda d: f"#{d}")
+        if right.button("Open in Document view", key="phrases.open_btn"):
+            state.put("doc", int(pick))
+            st.switch_page("pages/document.py", query_params=state.url_params())
+
+
+contexts()

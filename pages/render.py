@@ -3,7 +3,13 @@ from __future__ import annotations
 
 import html
 
+import numpy as np
+
 COLOURS = {"noise": "#f4a6a6", "keep": "#a8e6a1", "unsure": "#ffd27f", None: "#fff3a3"}
+#: The theme's primary colour (.streamlit/config.toml) and distinct colours per site.
+PRIMARY = "#b5452b"
+SITE_COLOURS = ["#b5452b", "#2b6cb5", "#3a8f4b", "#8a4fb0", "#c78a1e", "#1f8f8f", "#b0487a", "#5b6b7a",
+                "#7a5b2b", "#4b5bd0"]
 
 
 def highlight_html(text: str, spans: list[dict], decisions: dict[str, str]) -> str:
@@ -32,3 +38,34 @@ def highlight_html(text: str, spans: list[dict], decisions: dict[str, str]) -> s
 def fig_config(name: str) -> dict:
     """plotly toolbar with a PNG download named after the chart."""
     return {"displaylogo": False, "toImageButtonOptions": {"format": "png", "filename": name, "scale": 2}}
+
+
+_MD_SPECIAL = set("\\`*_{}[]()#+-.!|<>~$:=\"'&%@^")
+
+
+def md(text) -> str:
+    """An untrusted value (site name, URL, phrase, note) as literal text inside
+    Markdown (captions, headers, labels): every ASCII punctuation character is
+    backslash-escaped, so ``[click](javascript:...)``, ``**``, ``:red[...]``
+    and ``$...$`` show as typed and never become links, styles or formulas."""
+    return "".join("\\" + ch if ch in _MD_SPECIAL else ch for ch in str(text)).replace("\n", " ")
+
+
+def cut_html(text: str, span_start, span_end, cut) -> str:
+    """The text with each run of cut tokens struck through (escaped): what the
+    noise-removed export drops, in place."""
+    text = text or ""
+    idx = np.flatnonzero(np.asarray(cut, bool))
+    out, last = [], 0
+    if idx.shape[0]:
+        breaks = np.flatnonzero(np.diff(idx) != 1)
+        starts = np.concatenate(([idx[0]], idx[breaks + 1]))
+        ends = np.concatenate((idx[breaks], [idx[-1]]))
+        for a, b in zip(starts.tolist(), ends.tolist()):
+            cs, ce = int(span_start[a]), int(span_end[b])
+            out.append(html.escape(text[last:cs]))
+            out.append(f'<del class="bs-cut" style="color:#a33;background:#fde8e8">{html.escape(text[cs:ce])}</del>')
+            last = ce
+    out.append(html.escape(text[last:]))
+    return ('<div class="bs-doc" style="white-space:pre-wrap;font-family:ui-serif,Georgia,serif;line-height:1.5;'
+            f'max-height:70vh;overflow:auto;border:1px solid #ddd;padding:1em">{"".join(out)}</div>')

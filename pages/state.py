@@ -1,14 +1,42 @@
 """View state: the analyst's choices, shared through the URL.
 
 Choices live in non-widget session keys (``bs.*``) and are written to
-``st.query_params`` on every page, so a copied URL reopens the same view.
+``st.query_params`` on every page, so a copied URL reopens the same view in a
+fresh browser, on any page.  Keys:
+
+========  =====================================================  ==========
+key       what                                                   kind
+========  =====================================================  ==========
+snapshot  the active snapshot                                    text
+run       the active run                                         number
+sigma     the Mine sliders (may differ from the run's: pending)  number
+min_len   (idem)                                                 number
+site      the Phrases page's site filter                         text
+q         the Phrases page's text search                         text
+phrase    the phrase opened on the Phrases page (its id)         number
+sites     the sites compared on the Sites page                   list
+bar       the histogram bar clicked (site, bin)                  list
+doc       the document opened (its doc_id, never a row index)    number
+clean     the Document view shows the noise removed              flag
+cluster   the Duplicates page's cluster                          number
+========  =====================================================  ==========
+
+A choice belongs to what it was made on: changing the snapshot drops every
+choice made on the old one, changing the run drops the phrase and the bar
+(:func:`set_snapshot`, :func:`set_run`).  Values from a URL are parsed and
+checked; a bad one is dropped, never raised.
 """
 from __future__ import annotations
 
 import streamlit as st
 
-STATE = ("snapshot", "run", "sigma", "min_len", "site", "doc", "phrase")
-INT_STATE = ("run", "sigma", "min_len", "doc")
+STATE = ("snapshot", "run", "sigma", "min_len", "site", "q", "phrase", "sites", "bar", "doc", "clean",
+         "cluster")
+INT_STATE = ("run", "sigma", "min_len", "phrase", "doc", "cluster")
+LIST_STATE = ("sites", "bar")
+#: Choices that belong to a snapshot, and to a run.
+OF_SNAPSHOT = ("run", "site", "q", "phrase", "sites", "bar", "doc", "cluster")
+OF_RUN = ("phrase", "bar")
 
 
 def get(key: str, default=None):
@@ -19,30 +47,92 @@ def put(key: str, value) -> None:
     st.session_state[f"bs.{key}"] = value
 
 
+def set_snapshot(sid: str | None) -> None:
+    """Make ``sid`` active; the choices made on another snapshot go."""
+    if sid != get("snapshot"):
+        for key in OF_SNAPSHOT:
+            put(key, None)
+    put("snapshot", sid)
+
+
+def set_run(run_id: int | None) -> None:
+    """Make ``run_id`` active; the choices made on another run go."""
+    if run_id != get("run"):
+        for key in OF_RUN:
+            put(key, None)
+    put("run", run_id)
+
+
+def _parse(key: str, params):
+    if key in LIST_STATE:
+        values = params.get_all(key)
+        if key == "bar":
+            if len(values) != 2:
+                return None
+            try:
+                return [values[0], int(values[1])]
+            except ValueError:
+                return None
+        return values or None
+    value = params.get(key)
+    if value is None or "\x00" in value:
+        return None
+    if key in INT_STATE:
+        try:
+            return int(value)
+        except ValueError:
+            return None
+    if key == "clean":
+        return value == "1"
+    return value
+
+
 def restore() -> None:
-    """Once per session: the choices of a shared URL (values that are not
-    whole numbers where numbers are due are ignored)."""
+    """Once per session: the choices of a shared URL."""
     if "bs.init" in st.session_state:
         return
     params = st.query_params
     for key in STATE:
         if key in params:
-            value = params[key]
-            if key in INT_STATE:
-                try:
-                    value = int(value)
-                except ValueError:
-                    continue
-            put(key, value)
+            value = _parse(key, params)
+            if value is not None:
+                put(key, value)
     st.session_state["bs.init"] = True
+
+
+def _url_value(key: str, value):
+    if key in LIST_STATE:
+        return [str(v) for v in value]
+    if key == "clean":
+        return "1" if value else None
+    return str(value)
 
 
 def share() -> None:
     """Write the view state to the URL."""
     for key in STATE:
         value = get(key)
-        if value is None or value == "":
+        value = None if value is None or value == "" or value == [] else _url_value(key, value)
+        if value is None:
             if key in st.query_params:
                 del st.query_params[key]
-        elif st.query_params.get(key) != str(value):
-            st.query_params[key] = str(value)
+        elif key in LIST_STATE:
+            if st.query_params.get_all(key) != value:
+                st.query_params[key] = value
+        elif st.query_params.get(key) != value:
+            st.query_params[key] = value
+
+
+def url_params() -> list[tuple[str, str]]:
+    """The view state as query parameters (for ``st.switch_page``)."""
+    out = []
+    for key in STATE:
+        value = get(key)
+        if value is None or value == "" or value == []:
+            continue
+        value = _url_value(key, value)
+        if isinstance(value, list):
+            out += [(key, v) for v in value]
+        elif value is not None:
+            out.append((key, value))
+    return out

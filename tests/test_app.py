@@ -76,8 +76,16 @@ def test_first_start_mines_the_demo(store_dir):
 
 def test_mine_page_sliders_run_and_reuse(store_dir):
     at = app()
-    at.slider(key="mine.sigma").set_value(30).run()
-    assert at.number_input(key="mine.sigma_n").value == 30
+    at.number_input(key="mine.sigma_n").set_value(30).run()
+    assert at.select_slider(key="mine.sigma").value == 30
+    options = at.select_slider(key="mine.sigma").options
+    assert options[:3] == ["1", "2", "3"] and options[-1] == "2500"  # a log scale up to every document
+    at.select_slider(key="mine.sigma").set_value(29).run()
+    assert at.number_input(key="mine.sigma_n").value == 29
+    at.number_input(key="mine.sigma_n").set_value(30).run()
+    at.text_input(key="mine.share").set_value("2%").run()
+    assert at.number_input(key="mine.sigma_n").value == 50
+    at.number_input(key="mine.sigma_n").set_value(30).run()
     at.slider(key="mine.min_len").set_value(12).run()
     at.button(key="mine.run").click().run()
     assert not at.exception
@@ -127,13 +135,15 @@ def test_load_page_bad_upload_and_good_path(store_dir):
 def test_phrases_page_decisions_persist(store_dir):
     at = app("pages/phrases.py")
     assert at.dataframe, "phrase table"
-    phrase = at.selectbox(key="phrases.detail").format_func(at.selectbox(key="phrases.detail").value)
+    pid = at.selectbox(key="phrases.detail").value
+    phrase = peek(store_dir, "SELECT phrase FROM run_phrases WHERE run_id = ? AND phrase_id = ?",
+                  [at.session_state["bs.run"], pid])["phrase"][0]
     at.text_input(key="phrases.note").set_value("site footer").run()
     at.button(key="phrases.decide.noise").click().run()
     assert not at.exception
     stored = peek(store_dir, "SELECT phrase, decision, note FROM decisions WHERE note = 'site footer'")
     assert stored.height == 1 and stored["decision"][0] == "noise"
-    assert stored["phrase"][0].startswith(phrase[:100])
+    assert stored["phrase"][0] == phrase
     # a new session on the same view (as a shared link would open it)
     state = {k: at.session_state[k] for k in ("bs.snapshot", "bs.run", "bs.phrase")}
     at = app("pages/phrases.py", state={**state, "bs.init": True})
@@ -147,22 +157,31 @@ def test_sites_page_ranking_histogram_and_bar_documents(store_dir):
     at = app("pages/sites.py")
     assert at.dataframe
     # a click on a bar stores (site, bin); the page then lists that bar's documents
-    at.session_state["sites.bar"] = ("(all sites)", 0)
     at.multiselect(key="sites.pick").set_value([]).run()
+    at.session_state["bs.bar"] = ["(all sites)", 0]
+    at.run()
     assert not at.exception
-    assert any("(all sites): contamination 0%" in h.value for h in at.subheader)
+    assert any("all sites" in h.value and "contamination 0%" in h.value for h in at.subheader)
+    assert at.query_params["bar"] == ["(all sites)", "0"]
 
 
 def test_document_page_highlights_and_escapes(store_dir):
     demo = peek(store_dir, "SELECT snapshot_id FROM snapshots WHERE documents = 2500")["snapshot_id"][0]
     run = peek(store_dir, "SELECT min(run_id) AS r FROM runs WHERE snapshot_id = ?", [demo])["r"][0]
-    doc = peek(store_dir, "SELECT min(doc_index) AS d FROM run_spans WHERE run_id = ?", [run])["d"][0]
+    # a document with spans, named by its doc_id (never by its row in the store)
+    doc = peek(store_dir, "SELECT d.doc_id FROM run_spans s JOIN documents d ON d.snapshot_id = ?"
+               " AND d.doc_index = s.doc_index WHERE s.run_id = ? GROUP BY d.doc_id HAVING count(*) >= 2"
+               " ORDER BY d.doc_id DESC LIMIT 1", [demo, run])["doc_id"][0]
     at = app("pages/document.py", state={"bs.snapshot": demo, "bs.run": int(run), "bs.doc": int(doc),
                                          "bs.init": True})
     assert any("<mark" in h.value for h in at.html)
+    assert at.number_input(key="document.doc_id").value == doc
     assert at.query_params["doc"] in (str(doc), [str(doc)])
+    at.button(key="document.next").click().run()
+    assert any("span 2 of" in c.value for c in at.caption)
     at.toggle(key="document.clean").set_value(True).run()
     assert not at.exception
+    assert at.query_params["clean"] in ("1", ["1"])
     # the evil snapshot: repeated markup must show as text and run nothing
     sid = evil_snapshot(store_dir)
     at = app("pages/mine.py", state={"bs.snapshot": sid, "bs.run": None, "bs.init": True})
@@ -217,7 +236,7 @@ def test_mine_page_on_a_snapshot_of_few_documents(store_dir):
     pq.write_table(pa.table({"text": [f"the same footer of five words page {i}" for i in range(5)]}), path)
     sid, _ = ingest(str(path), store=_store(os.environ["BOILERSCOPE_DB"]))
     at = app("pages/mine.py", state={"bs.snapshot": sid, "bs.run": None, "bs.init": True})
-    assert at.slider(key="mine.sigma").value == 5 and at.number_input(key="mine.sigma_n").value == 5
+    assert at.select_slider(key="mine.sigma").value == 5 and at.number_input(key="mine.sigma_n").value == 5
     at.number_input(key="mine.min_len_n").set_value(5).run()
     at.button(key="mine.run").click().run()
     assert not at.exception
@@ -234,8 +253,8 @@ def test_shared_urls_with_values_out_of_range(store_dir, params):
         at.query_params[k] = v
     at.run()
     assert not at.exception, at.exception
-    sigma, L = at.slider(key="mine.sigma"), at.slider(key="mine.min_len")
-    assert sigma.min <= sigma.value <= sigma.max and L.min <= L.value <= L.max
+    sigma, L = at.select_slider(key="mine.sigma"), at.slider(key="mine.min_len")
+    assert str(sigma.value) in sigma.options and L.min <= L.value <= L.max
     assert at.number_input(key="mine.sigma_n").value == sigma.value
 
 
@@ -268,3 +287,75 @@ def test_load_page_path_checks(store_dir, tmp_path, monkeypatch):
     # BOILERSCOPE_ALLOWED_DIRS=/ allows everything (it refused everything)
     monkeypatch.setenv("BOILERSCOPE_ALLOWED_DIRS", "/")
     assert common.allowed_file(str(tmp_path / "outside.parquet")) == str((tmp_path / "outside.parquet").resolve())
+
+
+def test_phrases_are_opened_and_decided_by_id(store_dir):
+    """Long phrases share their first 120 characters: choosing by label opened
+    the wrong one.  The picker, the URL and a decision all go by phrase id."""
+    demo = peek(store_dir, "SELECT snapshot_id FROM snapshots WHERE documents = 2500")["snapshot_id"][0]
+    run = int(peek(store_dir, "SELECT min(run_id) AS r FROM runs WHERE snapshot_id = ?", [demo])["r"][0])
+    top = peek(store_dir, "SELECT phrase_id, phrase FROM run_phrases WHERE run_id = ? AND maximal"
+               " ORDER BY psi DESC, length DESC, phrase LIMIT 5", [run])
+    third = int(top["phrase_id"][2])
+    # a shared URL naming the third phrase opens the third phrase
+    at = AppTest.from_file(APP, default_timeout=180)
+    at.query_params.update({"snapshot": demo, "run": str(run), "phrase": str(third)})
+    at.run()
+    at.switch_page("pages/phrases.py").run()
+    assert not at.exception
+    assert at.selectbox(key="phrases.detail").value == third
+    assert at.query_params["phrase"] in (str(third), [str(third)])
+    # the picker labels are unique even where the texts begin alike
+    labels = at.selectbox(key="phrases.detail").options  # AppTest lists the shown labels
+    assert len(set(labels)) == len(labels) and labels[2].startswith(f"#{third} · ")
+    # picking another phrase opens it and a decision marks exactly its text
+    fifth = int(top["phrase_id"][4])
+    at.selectbox(key="phrases.detail").set_value(fifth).run()
+    assert at.query_params["phrase"] in (str(fifth), [str(fifth)])
+    at.text_input(key="phrases.note").set_value("by id").run()
+    at.button(key="phrases.decide.unsure").click().run()
+    stored = peek(store_dir, "SELECT phrase FROM decisions WHERE note = 'by id'")
+    assert stored["phrase"].to_list() == [top["phrase"][4]]
+    # the decision column and its filter
+    at.selectbox(key="phrases.decision").set_value("unsure").run()
+    assert not at.exception
+    assert at.selectbox(key="phrases.detail").value == fifth
+
+
+def test_decisions_are_scoped_and_untrusted_names_stay_text(store_dir):
+    """A decision made for one snapshot does not follow into another; site
+    names and URLs never render as Markdown (a link, a style)."""
+    from engine.api import ingest, mine
+    from pages.conn import _store
+    store = _store(os.environ["BOILERSCOPE_DB"])
+    texts = [f"Shop news {i}. Sign up for our newsletter and get ten percent off your first order today" for i in range(8)]
+    path = store_dir / "hostile-names.parquet"
+    pq.write_table(pa.table({"text": texts, "site": ["[click](javascript:alert(6))"] * 8,
+                             "url": [f"**bold**{i}" for i in range(8)]}), path)
+    sid, _ = ingest(str(path), store=store)
+    run = mine(store.path, 3, 5, store=store, snapshot=sid).run_id
+    phrase = peek(store_dir, "SELECT phrase FROM run_phrases WHERE run_id = ? AND maximal LIMIT 1", [run])["phrase"][0]
+    at = app("pages/phrases.py", state={"bs.snapshot": sid, "bs.run": run, "bs.init": True})
+    at.radio(key="phrases.scope").set_value("this snapshot").run()
+    at.button(key="phrases.decide.noise").click().run()
+    assert not at.exception
+    scoped = peek(store_dir, "SELECT scope FROM decisions WHERE phrase = ?", [phrase])
+    assert scoped["scope"].to_list() == [sid]
+    # in force here, and listed with where it applies and the tokens it cuts
+    at = app("pages/export.py", state={"bs.snapshot": sid, "bs.run": run, "bs.init": True})
+    listed = at.dataframe[0].value
+    row = listed[listed["phrase"] == phrase].iloc[0]
+    assert row["applies to"] == "this snapshot" and row["tokens cut"] > 0
+    # not in force on the demo snapshot
+    demo = peek(store_dir, "SELECT snapshot_id FROM snapshots WHERE documents = 2500")["snapshot_id"][0]
+    at = app("pages/export.py", state={"bs.snapshot": demo, "bs.init": True})
+    assert all(phrase not in list(df.value.get("phrase", [])) for df in at.dataframe)
+    # hostile names: shown escaped wherever Markdown is rendered
+    doc = peek(store_dir, "SELECT min(doc_id) AS d FROM documents WHERE snapshot_id = ?", [sid])["d"][0]
+    at = app("pages/document.py", state={"bs.snapshot": sid, "bs.run": run, "bs.doc": int(doc), "bs.init": True})
+    caption = next(c.value for c in at.caption if c.value.startswith("doc_id"))
+    assert "\\[click\\]\\(javascript\\:alert\\(6\\)\\)" in caption and "\\*\\*bold\\*\\*" in caption
+    at = app("pages/sites.py", state={"bs.snapshot": sid, "bs.run": run, "bs.init": True,
+                                      "bs.bar": ["[click](javascript:alert(6))", 19]})
+    assert any("\\[click\\]" in h.value for h in at.subheader)
+    assert not any("[click](javascript" in h.value for h in at.subheader)
