@@ -5,9 +5,13 @@ Start it with `boilerscope dashboard` (what `make run` does): a plain
 a fresh server with its folder-based navigation of pages/.  URL paths differ
 from the file names in pages/ for the same reason.
 """
+import os
+
 import streamlit as st
 
-st.set_page_config(page_title="Boilerscope", page_icon=":material/repeat:", layout="wide")
+# a local icon: the page never fetches anything from another host
+st.set_page_config(page_title="Boilerscope", page_icon=os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                                                  ".streamlit", "icon.png"), layout="wide")
 st.navigation([
     st.Page("pages/load.py", title="Load", icon=":material/folder_open:", url_path="snapshots"),
     st.Page("pages/mine.py", title="Mine", icon=":material/construction:", url_path="mining", default=True),

@@ -26,6 +26,11 @@ def histogram(db, run_id, sid, sites: tuple):
     return views.contamination_histogram(conn._store(db), run_id, sid, sites, BINS)
 
 
+@st.cache_data(show_spinner=False, max_entries=64)
+def top_eaters(db, run_id):
+    return views.phrase_table(conn._store(db), run_id, limit=10)
+
+
 def documents_in_bin(db, run_id, sid, site, b, limit=200):
     return views.documents_in_bin(conn._store(db), run_id, sid, site, b, BINS, limit)
 
@@ -42,7 +47,7 @@ o1.metric("Repeated text", f"{100 * summary.get('coverage', 0):.1f}% of tokens")
 o2.metric("Documents", f"{summary.get('documents', 0):,}")
 o3.metric("Sites", f"{len(all_sites):,}")
 g1, g2 = st.columns(2)
-eaters = views.phrase_table(conn._store(s.path), run_id, limit=10)
+eaters = top_eaters(s.path, run_id)
 if eaters.height:
     fig = go.Figure(go.Bar(x=eaters["psi"].to_list(), y=[p[:45] for p in eaters["phrase"].to_list()],
                            orientation="h", marker_color=render.PRIMARY,

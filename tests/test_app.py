@@ -359,3 +359,18 @@ def test_decisions_are_scoped_and_untrusted_names_stay_text(store_dir):
                                       "bs.bar": ["[click](javascript:alert(6))", 19]})
     assert any("\\[click\\]" in h.value for h in at.subheader)
     assert not any("[click](javascript" in h.value for h in at.subheader)
+
+
+def test_choices_do_not_follow_into_another_snapshot(store_dir):
+    """phrase, doc, bar and cluster belong to a snapshot (or a run): switching
+    snapshots on the Load page drops them, from the state and the URL."""
+    demo = peek(store_dir, "SELECT snapshot_id FROM snapshots WHERE documents = 2500")["snapshot_id"][0]
+    other = evil_snapshot(store_dir)
+    at = app("pages/load.py", state={"bs.snapshot": demo, "bs.phrase": 3, "bs.doc": 5, "bs.bar": ["x", 1],
+                                     "bs.cluster": 2, "bs.init": True})
+    at.selectbox(key="load.active").set_value(other).run()
+    assert not at.exception
+    assert at.session_state["bs.snapshot"] == other
+    for key in ("bs.phrase", "bs.doc", "bs.bar", "bs.cluster", "bs.run"):
+        assert at.session_state[key] is None, key
+    assert "phrase" not in at.query_params and "doc" not in at.query_params

@@ -2,10 +2,12 @@
 
 Run with `make e2e` (installs chromium with apt first).  Screenshots go to test-artifacts/.
 """
+import json
 import os
 import re
 import shutil
 import socket
+import statistics
 import subprocess
 import sys
 import time
@@ -53,59 +55,173 @@ def server(tmp_path_factory):
         proc.kill()
 
 
+class Latency:
+    """Wall time from an action until the app is idle again (Streamlit shows
+    its "running" status widget while a script runs)."""
+
+    def __init__(self, page):
+        self.page = page
+        self.rows: list[tuple[str, float]] = []
+
+    def idle(self, timeout=60_000):
+        self.page.wait_for_timeout(150)
+        self.page.wait_for_function(
+            "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=timeout)
+
+    def measure(self, name, action, timeout=60_000):
+        t = time.perf_counter()
+        action()
+        self.idle(timeout)
+        self.rows.append((name, time.perf_counter() - t))
+
+
+def launch(p):
+    return p.chromium.launch(
+        executable_path=CHROMIUM, headless=True,
+        args=["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+              "--disable-background-networking", "--disable-component-update", "--disable-sync"])
+
+
 def test_demo_mine_and_read_a_document(server):
     from playwright.sync_api import expect, sync_playwright
 
     os.makedirs(ARTIFACTS, exist_ok=True)
+    outside, dialogs = [], []
     with sync_playwright() as p:
-        browser = p.chromium.launch(
-            executable_path=CHROMIUM, headless=True,
-            args=["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                  "--disable-background-networking", "--disable-component-update", "--disable-sync"])
-        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        browser = launch(p)
+        context = browser.new_context(viewport={"width": 1440, "height": 900})
+        # the page never talks to another host (fonts, telemetry, CDNs)
+        context.on("request", lambda r: outside.append(r.url)
+                   if not r.url.startswith(("http://127.0.0.1", "ws://127.0.0.1", "data:", "blob:",
+                                            "about:")) else None)
+        page = context.new_page()
+        page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+        lat = Latency(page)
+        t = time.perf_counter()
         page.goto(server + "/")
         # first start mines the demo by itself
         expect(page.get_by_text("Run history")).to_be_visible(timeout=120_000)
         expect(page.get_by_text("Maximal phrases")).to_be_visible(timeout=60_000)
+        lat.idle()
+        lat.rows.append(("first page (demo mined at first start)", time.perf_counter() - t))
         page.screenshot(path=os.path.join(ARTIFACTS, "1-mine.png"), full_page=True)
 
-        # move the sigma slider with the keyboard, then run
+        # move the sigma slider (log scale) with the keyboard, then run
         slider = page.get_by_role("slider").first
         sigma_box = page.get_by_role("spinbutton").first
-        before = sigma_box.input_value()
+        before = int(sigma_box.input_value())
         slider.focus()
-        for _ in range(5):
-            page.keyboard.press("ArrowRight")
-        # each key press is a rerun: wait for the last one to land
-        after = str(int(before) + 5)
-        expect(sigma_box).to_have_value(after, timeout=30_000)
-        page.wait_for_timeout(1500)
-        page.get_by_role("button", name="Run", exact=True).click()
+        for _ in range(3):
+            lat.measure("mine: slider step", lambda: page.keyboard.press("ArrowRight"))
+        expect(sigma_box).not_to_have_value(str(before), timeout=30_000)
+        after = int(sigma_box.input_value())
+        assert after > before
+        lat.measure("mine: run", lambda: page.get_by_role("button", name="Run", exact=True).click(),
+                    timeout=120_000)
         expect(page.get_by_text(re.compile(r"^Run \d+ done\.|^Reused stored run"))).to_be_visible(timeout=120_000)
         expect(page.get_by_text(f"sigma {after}, L").first).to_be_visible(timeout=30_000)
         assert f"sigma={after}" in page.url
         page.screenshot(path=os.path.join(ARTIFACTS, "2-mined.png"), full_page=True)
 
-        # phrases view: the index eaters chart is drawn
-        page.goto(server + "/repeats?" + page.url.split("?", 1)[1])
+        # phrases view: the index eaters chart is drawn; search and a decision filter
+        lat.measure("phrases: open page", lambda: page.goto(server + "/repeats?" + page.url.split("?", 1)[1]))
         expect(page.get_by_text("Keyword in context")).to_be_visible(timeout=60_000)
         expect(page.locator(".js-plotly-plot").first).to_be_visible(timeout=60_000)
+        search = page.get_by_label("Search phrase text")
+        lat.measure("phrases: search", lambda: (search.fill("pandas"), search.press("Enter")))
+        assert "q=pandas" in page.url
+        lat.measure("phrases: decide noise", lambda: page.get_by_role("button", name="noise", exact=True).click())
+        expect(page.get_by_text("Decision: noise")).to_be_visible(timeout=30_000)
+        lat.measure("phrases: log scale", lambda: page.get_by_text("log scale").first.click())
         page.screenshot(path=os.path.join(ARTIFACTS, "3-phrases.png"), full_page=True)
 
         # sites view: click a bar, its documents are listed
-        page.goto(server + "/by-site?" + page.url.split("?", 1)[1])
-        bar = page.locator(".js-plotly-plot .bars path").first
+        lat.measure("sites: open page", lambda: page.goto(server + "/by-site?" + page.url.split("?", 1)[1]))
+        hist = page.locator(".js-plotly-plot", has_text="Documents by contamination")
+        bar = hist.locator(".bars path").first
         expect(bar).to_be_visible(timeout=60_000)
-        bar.click(force=True)
+        lat.measure("sites: click a bar", lambda: bar.click(force=True))
         expect(page.get_by_text("documents shown")).to_be_visible(timeout=60_000)
+        assert "bar=" in page.url
         page.screenshot(path=os.path.join(ARTIFACTS, "4-sites.png"), full_page=True)
-        page.get_by_role("button", name="Open in Document view").click()
+        lat.measure("sites: open a document",
+                    lambda: page.get_by_role("button", name="Open in Document view").click())
 
-        # document view: highlighted spans are there
+        # document view: highlighted spans are there, the doc_id is in the URL
         expect(page.get_by_text("Contamination").first).to_be_visible(timeout=60_000)
         marks = page.locator("mark.bs-span")
         expect(marks.first).to_be_visible(timeout=60_000)
         assert marks.count() > 0
-        assert "doc=" in page.url
+        assert re.search(r"doc=\d+", page.url)
+        lat.measure("document: noise removed", lambda: page.get_by_text("Show the text with noise spans removed").click())
+        assert "clean=1" in page.url
         page.screenshot(path=os.path.join(ARTIFACTS, "5-document.png"), full_page=True)
+        shared = page.url
+
+        # the copied URL reopens the same view in a fresh browser context
+        fresh = browser.new_context(viewport={"width": 1440, "height": 900})
+        other = fresh.new_page()
+        other.goto(shared)
+        expect(other.get_by_text("tokens cut by the noise decisions")).to_be_visible(timeout=60_000)
+        doc_id = re.search(r"doc=(\d+)", shared).group(1)
+        expect(other.get_by_role("spinbutton").first).to_have_value(doc_id, timeout=30_000)
+        other.screenshot(path=os.path.join(ARTIFACTS, "6-shared-url.png"), full_page=True)
+        fresh.close()
         browser.close()
+
+    assert dialogs == [], dialogs
+    assert outside == [], outside[:5]
+    with open(os.path.join(ARTIFACTS, "latency.json"), "w") as fh:
+        json.dump([{"interaction": n, "seconds": round(v, 3)} for n, v in lat.rows], fh, indent=1)
+    steps = [v for n, v in lat.rows if not n.startswith(("first page", "mine: run"))]
+    print("interaction latency (s):", {n: round(v, 2) for n, v in lat.rows})
+    print("median interaction (s):", round(statistics.median(steps), 3))
+
+
+def test_hostile_snapshot_runs_nothing(server, tmp_path):
+    """Markup, scripts and Markdown in text, site names and URLs of a loaded
+    snapshot: shown as text on every page, no dialog ever opens."""
+    from playwright.sync_api import expect, sync_playwright
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    allowed = os.path.join(ROOT, "data")
+    path = os.path.join(allowed, "zz-e2e-hostile.parquet")
+    texts = [f"<script>alert({i})</script> <img src=x onerror=alert(1)> [x](javascript:alert(2)) "
+             "Copyright 2024 Evil Corp. All rights reserved. Read our terms and privacy policy here" for i in range(30)]
+    pq.write_table(pa.table({"text": texts, "site": ["<b onmouseover=alert(3)>[s](javascript:alert(4))</b>"] * 30,
+                             "url": [f"javascript:alert({i})" for i in range(30)]}), path)
+    dialogs = []
+    try:
+        with sync_playwright() as p:
+            browser = launch(p)
+            page = browser.new_page(viewport={"width": 1440, "height": 900})
+            page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+            page.goto(server + "/snapshots")
+            expect(page.get_by_text("Load a snapshot")).to_be_visible(timeout=60_000)
+            page.get_by_text("Path", exact=True).click()
+            box = page.get_by_role("textbox", name="Path of a snapshot file")
+            box.fill(path)
+            box.press("Enter")
+            page.get_by_role("button", name="Ingest path").click()
+            expect(page.get_by_text(re.compile("ingested|already in the store"))).to_be_visible(timeout=60_000)
+            page.goto(server + "/?" + page.url.split("?", 1)[1])  # Mine is the default page: "/"
+            expect(page.get_by_text("Run history")).to_be_visible(timeout=60_000)
+            page.wait_for_timeout(1000)
+            page.screenshot(path=os.path.join(ARTIFACTS, "7-hostile-mine.png"), full_page=True)
+            box = page.get_by_role("spinbutton").first
+            box.fill("3")
+            box.press("Enter")
+            page.wait_for_timeout(1500)
+            page.get_by_role("button", name="Run", exact=True).click()
+            expect(page.get_by_text(re.compile(r"^Run \d+ done\."))).to_be_visible(timeout=120_000)
+            for path_ in ("/repeats", "/by-site", "/reader"):
+                page.goto(server + path_ + "?" + page.url.split("?", 1)[1])
+                page.wait_for_timeout(2500)
+                for el in page.locator("a[href^='javascript']").all():
+                    raise AssertionError(f"a javascript: link was rendered: {el.inner_html()}")
+            page.screenshot(path=os.path.join(ARTIFACTS, "7-hostile.png"), full_page=True)
+            browser.close()
+    finally:
+        os.remove(path)
+    assert dialogs == [], dialogs

@@ -289,3 +289,13 @@ def test_saturated_counters_never_wrap():
             inv.update(zip(i, d))
         assert {tuple(inv[t] for t in p): v for p, v in answer_of(res, flat).items()} == exp
         assert res.covered.tolist() == exp_cov
+
+
+def test_warm_up_compiles_what_a_store_run_uses():
+    """A store's arrays are memory-mapped read-only, and numba compiles
+    read-only arrays apart: the warm-up must compile that kind, or the first
+    run of a process compiles inside "grow" (7 s seen in the dashboard)."""
+    from engine.api import _warm_up
+    from engine.kernels import bloomspan as K
+    _warm_up()
+    assert any("readonly array(int32" in str(sig[0]) for sig in K.grow.signatures), K.grow.signatures
