@@ -108,9 +108,17 @@ def ingest(source: str, db: str = DEFAULT_DB, *, progress: bool = False,
             f"{source}: unknown format; a snapshot ends in .parquet, .jsonl or .csv, a store in .duckdb")
     own = store is None
     size = os.path.getsize(source) if os.path.exists(source) else 0
-    with Progress("ingest", total=None, enabled=progress) as bar:
-        snap = load(source, progress=bar.advance_bytes)
-    st = store or Store(db)
+    # an existing store is opened (and checked: ours, not locked) before the
+    # snapshot is read; a new one is made only once the snapshot is valid
+    st = store or (Store(db) if os.path.exists(db) else None)
+    try:
+        with Progress("ingest", total=None, enabled=progress) as bar:
+            snap = load(source, progress=bar.advance_bytes)
+    except BaseException:
+        if own and st is not None:
+            st.close()
+        raise
+    st = st or Store(db)
     try:
         tk = snap.tokenized
         vocab_df = KB.word_df(tk.tokens, tk.doc_offsets, max(len(tk.vocab), 1))[:len(tk.vocab)]

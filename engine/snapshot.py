@@ -22,7 +22,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .errors import BoilerscopeError
-from .tokenize import Tokenized, tokenize_arrow, tokenize_lists
+from .tokenize import Tokenized, tokenize_arrow, tokenize_token_lists
 
 
 SNAPSHOT_SUFFIXES = (".parquet", ".jsonl", ".csv")
@@ -125,8 +125,8 @@ def normalize(table: pa.Table, path: str, progress=None) -> Snapshot:
                 or pa.types.is_null(col.type.value_type)):
             raise BoilerscopeError(
                 f"{path}: column 'tokens' holds {col.type}, not lists of strings")
-        tokenized, text_list = tokenize_lists(col.to_pylist())
-        texts = pa.chunked_array([pa.array(text_list, pa.large_string())])
+        tokenized, texts = tokenize_token_lists(col)
+        texts = pa.chunked_array([texts])
         # the input kind is part of the id: a tokens snapshot never shares an id
         # (and so the stored spans) with a text snapshot of the joined tokens
         text_digest = _column_digest(texts, "tokens")

@@ -371,6 +371,9 @@ def test_choices_do_not_follow_into_another_snapshot(store_dir):
     at.selectbox(key="load.active").set_value(other).run()
     assert not at.exception
     assert at.session_state["bs.snapshot"] == other
-    for key in ("bs.phrase", "bs.doc", "bs.bar", "bs.cluster", "bs.run"):
+    for key in ("bs.phrase", "bs.doc", "bs.bar", "bs.cluster"):
         assert at.session_state[key] is None, key
+    # the run is the new snapshot's own (its latest), never the old one's
+    run = at.session_state["bs.run"]
+    assert run is None or peek(store_dir, "SELECT snapshot_id FROM runs WHERE run_id = ?", [run])["snapshot_id"][0] == other
     assert "phrase" not in at.query_params and "doc" not in at.query_params

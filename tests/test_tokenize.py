@@ -136,3 +136,23 @@ def test_threaded_tokenizer_equals_serial():
     assert one.vocab == two.vocab
     for name in ("tokens", "doc_offsets", "span_start", "span_end"):
         assert np.array_equal(getattr(one, name), getattr(two, name)), name
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(st.none(), st.lists(st.one_of(st.none(), st.text(alphabet=ALPHABET, max_size=5)),
+                                               max_size=6)), min_size=1, max_size=6),
+       st.sampled_from(["list", "large_list"]))
+def test_token_lists_match_their_plain_reading(docs, kind):
+    """Token lists (the index's own tokens): used as given, null tokens
+    skipped, lowercased with str.lower(), joined by single spaces, spans in
+    code points into that text."""
+    from engine.tokenize import tokenize_token_lists
+    typ = pa.list_(pa.string()) if kind == "list" else pa.large_list(pa.large_string())
+    tk, texts = tokenize_token_lists(pa.array(docs, typ))
+    for d, lst in enumerate(docs):
+        raw = [t for t in (lst or []) if t is not None]
+        text = " ".join(raw)
+        a, b = tk.doc_offsets[d], tk.doc_offsets[d + 1]
+        assert [tk.vocab[i] for i in tk.tokens[a:b]] == [t.lower() for t in raw]
+        assert texts[d].as_py() == text
+        assert [text[s:e] for s, e in zip(tk.span_start[a:b], tk.span_end[a:b])] == raw

@@ -222,3 +222,16 @@ def remap(tokens, mapping):
     for i in range(tokens.shape[0]):
         tokens[i] = mapping[tokens[i]]
     return tokens
+
+
+@njit(**NJIT)
+def list_spans(char_len, doc_offsets, starts, ends):
+    """Spans of tokens given as lists: each document's tokens joined by single
+    spaces, code-point offsets of each token in that text."""
+    for d in range(doc_offsets.shape[0] - 1):
+        pos = 0
+        for i in range(doc_offsets[d], doc_offsets[d + 1]):
+            starts[i] = pos
+            pos += char_len[i]
+            ends[i] = pos
+            pos += 1
