@@ -43,6 +43,30 @@ def allowed_file(path: str) -> str:
     return real
 
 
+SNAPSHOT_SUFFIXES = (".parquet", ".jsonl", ".csv")
+
+
+def snapshot_files(limit: int = 1000, depth: int = 3) -> list[str]:
+    """Snapshot files under the allowed folders (scanned on every call, so a
+    file copied there while the app runs is listed without a restart)."""
+    found = []
+    for root in allowed_dirs():
+        base = root.rstrip(os.sep).count(os.sep)
+        for folder, dirs, files in os.walk(root):
+            if folder.count(os.sep) - base >= depth:
+                dirs[:] = []
+            dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+            for name in sorted(files):
+                if name.lower().endswith(SNAPSHOT_SUFFIXES):
+                    try:
+                        found.append(allowed_file(os.path.join(folder, name)))
+                    except BoilerscopeError:
+                        continue
+                    if len(found) >= limit:
+                        return found
+    return sorted(set(found))
+
+
 def setup() -> Store:
     """Open the store, make sure the demo is there, restore and share the view state."""
     try:

@@ -86,9 +86,14 @@ if res:
         st.download_button("Download cleaned Parquet", fh.read(), os.path.basename(path),
                            "application/octet-stream", key="export.download")
     st.dataframe(figures, hide_index=True, width="stretch",
-                 column_config={"cut_share": st.column_config.NumberColumn(format="percent")})
+                 column_config={"cut_share": st.column_config.NumberColumn(format="percent"),
+                                "mean_length_before": st.column_config.NumberColumn(format="%.1f"),
+                                "mean_length_after": st.column_config.NumberColumn(format="%.1f"),
+                                **{k: st.column_config.NumberColumn(format="localized")
+                                   for k in ("documents", "tokens_before", "tokens_after")}})
     long = figures.unpivot(index="site", on=["mean_length_before", "mean_length_after"],
                            variable_name="when", value_name="mean document length")
     fig = px.bar(long.to_pandas(), x="site", y="mean document length", color="when", barmode="group",
+                 color_discrete_sequence=[render.PRIMARY, "#8a8f98"],
                  title="Mean document length before and after (the length BM25 normalises by)")
     st.plotly_chart(fig, width="stretch", config=render.fig_config("before-after"), key="export.fig")

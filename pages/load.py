@@ -27,7 +27,7 @@ def do_ingest(path: str, label: str) -> None:
     state.share()
 
 
-source = st.radio("Source", ["Demo data", "Upload", "Path"], horizontal=True, key="load.source")
+source = st.radio("Source", ["Demo data", "Allowed folders", "Upload", "Path"], horizontal=True, key="load.source")
 if source == "Demo data":
     files = []
     for f in sorted(os.listdir(boot.DATA_DIR)):
@@ -43,6 +43,18 @@ if source == "Demo data":
             do_ingest(boot.allowed_file(os.path.join(boot.DATA_DIR, pick)), pick)
         except BoilerscopeError as exc:
             st.error(str(exc))
+elif source == "Allowed folders":
+    found = boot.snapshot_files()
+    if not found:
+        st.info("No .parquet, .jsonl or .csv file in the allowed folders (" + ", ".join(boot.allowed_dirs())
+                + "); copy one there or set BOILERSCOPE_ALLOWED_DIRS.")
+    else:
+        pick = st.selectbox("Snapshot file", found, key="load.pick")
+        if st.button("Ingest", key="load.ingest_pick", type="primary") and pick:
+            try:
+                do_ingest(boot.allowed_file(pick), os.path.basename(pick))
+            except BoilerscopeError as exc:
+                st.error(str(exc))
 elif source == "Upload":
     up = st.file_uploader(f"Parquet, JSONL or CSV (up to {MAX_MB} MB)", key="load.upload")
     if up is not None and st.button("Ingest upload", key="load.ingest_upload", type="primary"):

@@ -377,3 +377,19 @@ def test_choices_do_not_follow_into_another_snapshot(store_dir):
     run = at.session_state["bs.run"]
     assert run is None or peek(store_dir, "SELECT snapshot_id FROM runs WHERE run_id = ?", [run])["snapshot_id"][0] == other
     assert "phrase" not in at.query_params and "doc" not in at.query_params
+
+
+def test_load_page_lists_files_of_the_allowed_folders_without_a_restart(store_dir):
+    at = app("pages/load.py")
+    at.radio(key="load.source").set_value("Allowed folders").run()
+    before = at.selectbox(key="load.pick").options if at.get("selectbox") else []
+    new = store_dir / "sub" / "late-arrival.parquet"
+    new.parent.mkdir(exist_ok=True)
+    pq.write_table(pa.table({"text": [f"late page {i} with a shared footer line of words" for i in range(4)]}), new)
+    at.run()
+    options = at.selectbox(key="load.pick").options
+    assert str(new) in options and str(new) not in before
+    at.selectbox(key="load.pick").set_value(str(new)).run()
+    at.button(key="load.ingest_pick").click().run()
+    assert not at.exception
+    assert any("ingested" in s.value for s in at.success)
