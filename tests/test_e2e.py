@@ -130,6 +130,31 @@ def test_demo_mine_and_read_a_document(server):
         search = page.get_by_label("Search phrase text")
         lat.measure("phrases: search", lambda: (search.fill("pandas"), search.press("Enter")))
         assert "q=pandas" in page.url
+        # ticking a row of the table opens that row's phrase (it used to keep the first one)
+        first = re.search(r"phrase=(\d+)", page.url).group(1)
+        grid = page.locator("[data-testid='stDataFrame']").first
+        box = grid.bounding_box()
+        def tick(row):
+            x, y = box["x"] + 18, box["y"] + 35 * row + 17
+            page.mouse.move(x, y)
+            page.wait_for_timeout(300)
+            page.mouse.click(x, y)
+
+        for row in (3, 2):
+            lat.measure(f"phrases: tick row {row}", lambda: tick(row))
+            page.wait_for_timeout(500)
+            lat.idle()
+            ticked = re.search(r"phrase=(\d+)", page.url).group(1)
+            assert ticked != first, (row, ticked)
+            # the detail picker shows that phrase (as its label or its input's value)
+            sel = page.locator("[data-testid='stSelectbox']").filter(has_text="Phrase detail")
+            shown = sel.inner_text() + " " + " ".join(i.input_value() for i in sel.locator("input").all())
+            assert f"#{ticked} · " in shown, shown
+            first = ticked
+            tick(row)  # untick
+            page.wait_for_timeout(500)
+            lat.idle()
+        page.screenshot(path=os.path.join(ARTIFACTS, "3-phrases-ticked.png"), full_page=True)
         lat.measure("phrases: decide noise", lambda: page.get_by_role("button", name="noise", exact=True).click())
         expect(page.get_by_text("Decision: noise")).to_be_visible(timeout=30_000)
         lat.measure("phrases: log scale", lambda: page.get_by_text("log scale").first.click())

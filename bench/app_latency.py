@@ -1,0 +1,124 @@
+"""Dashboard interaction latency in a real browser on a large store.
+
+    python bench/app_latency.py [--docs 1000000] [--rounds 3]
+
+Uses the store of ``bench/app_queries.py`` (built if missing: short synthetic
+pages from 20 sites, mined at sigma 20, L 10), starts ``boilerscope
+dashboard`` on it and drives Debian's Chromium through the analyst's workflow
+(the browser test's latency helper): open each page, search, decide, toggle a
+log scale, click a histogram bar, open a document, remove the noise.  Each
+interaction is timed from the action until the app's running indicator is
+gone; the median over ``--rounds`` walks is reported, the first walk (cold
+caches) apart.  Results: bench/results/app_latency.json / .md.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import time
+import urllib.request
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, ROOT)
+sys.path.insert(0, os.path.join(ROOT, "tests"))
+
+from app_queries import make_snapshot  # noqa: E402
+from engine.api import mine  # noqa: E402
+from test_e2e import CHROMIUM, Latency, launch  # noqa: E402
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def walk(page, server: str, lat: Latency) -> None:
+    from playwright.sync_api import expect
+    lat.measure("mine: open page", lambda: page.goto(server + "/"), timeout=120_000)
+    expect(page.get_by_text("Run history")).to_be_visible(timeout=120_000)
+    query = page.url.split("?", 1)[1]
+    lat.measure("phrases: open page", lambda: page.goto(server + "/repeats?" + query), timeout=120_000)
+    expect(page.get_by_text("Keyword in context")).to_be_visible(timeout=120_000)
+    search = page.get_by_label("Search phrase text")
+    lat.measure("phrases: search", lambda: (search.fill("w1"), search.press("Enter")))
+    lat.measure("phrases: clear search", lambda: (search.fill(""), search.press("Enter")))
+    lat.measure("phrases: decide unsure", lambda: page.get_by_role("button", name="unsure", exact=True).click())
+    lat.measure("phrases: log scale", lambda: page.get_by_text("log scale").first.click())
+    query = page.url.split("?", 1)[1]
+    lat.measure("sites: open page", lambda: page.goto(server + "/by-site?" + query), timeout=120_000)
+    bar = page.locator(".js-plotly-plot", has_text="Documents by contamination").locator(".bars path").first
+    expect(bar).to_be_visible(timeout=120_000)
+    lat.measure("sites: click a bar", lambda: bar.click(force=True))
+    expect(page.get_by_text("documents shown")).to_be_visible(timeout=120_000)
+    lat.measure("sites: open a document", lambda: page.get_by_role("button", name="Open in Document view").click())
+    expect(page.get_by_text("Contamination").first).to_be_visible(timeout=120_000)
+    lat.measure("document: noise removed", lambda: page.get_by_text("Show the text with noise spans removed").click())
+    lat.measure("document: noise shown", lambda: page.get_by_text("Show the text with noise spans removed").click())
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--docs", type=int, default=1_000_000)
+    ap.add_argument("--rounds", type=int, default=3)
+    args = ap.parse_args()
+    work = os.path.join(HERE, "work")
+    os.makedirs(work, exist_ok=True)
+    snap = os.path.join(work, f"app-{args.docs}.parquet")
+    if not os.path.exists(snap):
+        make_snapshot(snap, args.docs)
+    db = os.path.join(work, f"app-{args.docs}.duckdb")
+    if not os.path.exists(db):
+        mine(snap, 20, 10, db=db)
+    port = free_port()
+    server = f"http://127.0.0.1:{port}"
+    proc = subprocess.Popen([sys.executable, "-m", "engine.cli", "dashboard", "--db", db, "--port", str(port),
+                             "--address", "127.0.0.1"], cwd=ROOT, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    walks = []
+    try:
+        for _ in range(240):
+            try:
+                if urllib.request.urlopen(server + "/_stcore/health", timeout=1).status == 200:
+                    break
+            except OSError:
+                time.sleep(0.5)
+        from playwright.sync_api import sync_playwright
+        with sync_playwright() as p:
+            browser = launch(p)
+            for _ in range(args.rounds + 1):
+                context = browser.new_context(viewport={"width": 1440, "height": 900})
+                page = context.new_page()
+                lat = Latency(page)
+                walk(page, server, lat)
+                walks.append(lat.rows)
+                context.close()
+            browser.close()
+    finally:
+        proc.terminate()
+        proc.wait(30)
+    names = [n for n, _ in walks[0]]
+    cold = dict(walks[0])
+    warm = {n: statistics.median(dict(w)[n] for w in walks[1:]) for n in names}
+    result = {"docs": args.docs, "chromium": CHROMIUM, "rounds": args.rounds,
+              "cold_seconds": cold, "median_seconds": warm}
+    os.makedirs(os.path.join(HERE, "results"), exist_ok=True)
+    with open(os.path.join(HERE, "results", "app_latency.json"), "w") as fh:
+        json.dump(result, fh, indent=1)
+    lines = [f"Dashboard interactions in Chromium on a store of {args.docs:,} documents "
+             f"(median of {args.rounds} walks after a cold one):", "",
+             "| interaction | cold s | median s |", "|---|---:|---:|"]
+    lines += [f"| {n} | {cold[n]:.2f} | {warm[n]:.2f} |" for n in names]
+    with open(os.path.join(HERE, "results", "app_latency.md"), "w") as fh:
+        fh.write("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
