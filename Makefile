@@ -34,12 +34,14 @@ bench: install browser
 	$(PY) bench/run.py --suite quick
 	$(PY) bench/dedup_eval.py
 	$(PY) bench/app_queries.py --docs 100000
+	$(PY) bench/app_latency.py --docs 100000
 
 bench-full: install browser
 	$(PY) bench/run.py --suite full
 	$(PY) bench/dedup_eval.py
 	$(PY) bench/dedup_eval.py --pairs
 	$(PY) bench/app_queries.py --docs 1000000
+	$(PY) bench/app_latency.py --docs 1000000
 
 # rebuild data/demo.parquet from ../shared/corpora (maintainers only)
 demo: install
