@@ -23,16 +23,20 @@ def main() -> None:
     for miner in (mine_tokens, mine_tokens_fhk):
         for sigma in (1, 2):
             _warm_up(miner, sigma)  # read-only arrays, as a store's
-    tokens = np.array([0, 1, 2, 0, 1, 2, 0, 1], np.int32)
-    offsets = np.array([0, 3, 6, 8], np.int64)
-    mine_tokens(tokens, offsets, 3, 2, 2)
-    mine_tokens_fhk(tokens, offsets, 3, 2, 2)
-    choose_algorithm(tokens, offsets, 2, 2)
-    lz78_phrases(tokens, offsets, 8)
-    cut_mask(tokens, offsets, 2, np.array([[0, 1]], np.int32))
-    for scheme in ("bottom", "minhash"):
-        for desc in ("shingles", "lexical"):
-            detect(tokens, offsets, np.arange(3), DedupConfig(description=desc, scheme=scheme, n=4, t=1))
+    # writable arrays (the API on fresh arrays) and read-only ones (a store's
+    # memory-mapped arrays): numba compiles the two kinds apart
+    for writable in (True, False):
+        tokens = np.array([0, 1, 2, 0, 1, 2, 0, 1], np.int32)
+        offsets = np.array([0, 3, 6, 8], np.int64)
+        tokens.flags.writeable = offsets.flags.writeable = writable
+        mine_tokens(tokens, offsets, 3, 2, 2)
+        mine_tokens_fhk(tokens, offsets, 3, 2, 2)
+        choose_algorithm(tokens, offsets, 2, 2)
+        lz78_phrases(tokens, offsets, 8)
+        cut_mask(tokens, offsets, 2, np.array([[0, 1]], np.int32))
+        for scheme in ("bottom", "minhash"):
+            for desc in ("shingles", "lexical"):
+                detect(tokens, offsets, np.arange(3), DedupConfig(description=desc, scheme=scheme, n=4, t=1))
     KC.distinct_per_group(np.zeros(1, np.int64), np.ones(1, np.int64), np.zeros(1, np.int64), 1)
     del tk
     print(f"numba kernels ready ({time.perf_counter() - t:.1f} s)")
