@@ -20,17 +20,14 @@ import socket
 import statistics
 import subprocess
 import sys
-import time
-import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)
 sys.path.insert(0, os.path.join(ROOT, "tests"))
 
-from app_queries import make_snapshot  # noqa: E402
-from engine.api import mine  # noqa: E402
-from test_e2e import CHROMIUM, Latency, launch  # noqa: E402
+from app_queries import ensure_store  # noqa: E402
+from test_e2e import CHROMIUM, Latency, launch, wait_healthy  # noqa: E402
 
 
 def free_port() -> int:
@@ -68,14 +65,7 @@ def main():
     ap.add_argument("--docs", type=int, default=1_000_000)
     ap.add_argument("--rounds", type=int, default=3)
     args = ap.parse_args()
-    work = os.path.join(HERE, "work")
-    os.makedirs(work, exist_ok=True)
-    snap = os.path.join(work, f"app-{args.docs}.parquet")
-    if not os.path.exists(snap):
-        make_snapshot(snap, args.docs)
-    db = os.path.join(work, f"app-{args.docs}.duckdb")
-    if not os.path.exists(db):
-        mine(snap, 20, 10, db=db)
+    db = ensure_store(args.docs)
     port = free_port()
     server = f"http://127.0.0.1:{port}"
     proc = subprocess.Popen([sys.executable, "-m", "engine.cli", "dashboard", "--db", db, "--port", str(port),
@@ -83,12 +73,8 @@ def main():
                             stderr=subprocess.DEVNULL)
     walks = []
     try:
-        for _ in range(240):
-            try:
-                if urllib.request.urlopen(server + "/_stcore/health", timeout=1).status == 200:
-                    break
-            except OSError:
-                time.sleep(0.5)
+        if not wait_healthy(server, 240):
+            raise SystemExit("the dashboard did not start")
         from playwright.sync_api import sync_playwright
         with sync_playwright() as p:
             browser = launch(p)

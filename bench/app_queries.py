@@ -45,6 +45,20 @@ def make_snapshot(path, n_docs, seed=5):
     pq.write_table(pa.table({"doc_id": np.arange(n_docs), "site": site_col, "url": urls, "text": texts}), path)
 
 
+def ensure_store(n_docs: int) -> str:
+    """The store of ``n_docs`` synthetic pages mined at sigma 20, L 10 (built
+    once in bench/work/); its path."""
+    work = os.path.join(HERE, "work")
+    os.makedirs(work, exist_ok=True)
+    snap = os.path.join(work, f"app-{n_docs}.parquet")
+    if not os.path.exists(snap):
+        make_snapshot(snap, n_docs)
+    db = os.path.join(work, f"app-{n_docs}.duckdb")
+    if not os.path.exists(db):
+        mine(snap, 20, 10, db=db)
+    return db
+
+
 def timed(fn, runs=5):
     fn()
     samples = []
@@ -59,14 +73,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--docs", type=int, default=1_000_000)
     args = ap.parse_args()
-    work = os.path.join(HERE, "work")
-    os.makedirs(work, exist_ok=True)
-    snap = os.path.join(work, f"app-{args.docs}.parquet")
-    if not os.path.exists(snap):
-        make_snapshot(snap, args.docs)
-    db = os.path.join(work, f"app-{args.docs}.duckdb")
-    if not os.path.exists(db):
-        mine(snap, 20, 10, db=db)
+    db = ensure_store(args.docs)
     st = Store(db)
     try:
         sid = st.latest_snapshot()

@@ -28,6 +28,17 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def wait_healthy(url: str, tries: int = 120) -> bool:
+    """Wait for a Streamlit server's health endpoint (0.5 s between tries)."""
+    for _ in range(tries):
+        try:
+            if urllib.request.urlopen(url + "/_stcore/health", timeout=1).status == 200:
+                return True
+        except OSError:
+            time.sleep(0.5)
+    return False
+
+
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     if not os.path.exists(CHROMIUM):
@@ -38,13 +49,7 @@ def server(tmp_path_factory):
         [sys.executable, "-m", "engine.cli", "dashboard", "--port", str(port), "--address", "127.0.0.1"],
         cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
-    for _ in range(120):
-        try:
-            if urllib.request.urlopen(url + "/_stcore/health", timeout=1).status == 200:
-                break
-        except OSError:
-            time.sleep(0.5)
-    else:
+    if not wait_healthy(url):
         proc.kill()
         pytest.fail("streamlit did not start: " + proc.stdout.read().decode(errors="replace")[-2000:])
     yield url
