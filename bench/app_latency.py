@@ -38,24 +38,36 @@ def free_port() -> int:
 
 def walk(page, server: str, lat: Latency) -> None:
     from playwright.sync_api import expect
+
+    def settle():
+        # a page's charts and tables finish drawing after its script ends: an
+        # interaction is timed from a settled page, not from the tail of a load
+        lat.idle(120_000)
+        page.wait_for_timeout(1000)
+
     lat.measure("mine: open page", lambda: page.goto(server + "/"), timeout=120_000)
     expect(page.get_by_text("Run history")).to_be_visible(timeout=120_000)
     query = page.url.split("?", 1)[1]
     lat.measure("phrases: open page", lambda: page.goto(server + "/repeats?" + query), timeout=120_000)
     expect(page.get_by_text("Keyword in context")).to_be_visible(timeout=120_000)
+    settle()
     search = page.get_by_label("Search phrase text")
-    lat.measure("phrases: search", lambda: (search.fill("w1"), search.press("Enter")))
+    lat.measure("phrases: search", lambda: (search.fill("w1"), search.press("Enter")), url=r"q=w1")
+    settle()
     lat.measure("phrases: clear search", lambda: (search.fill(""), search.press("Enter")))
+    settle()
     lat.measure("phrases: decide unsure", lambda: page.get_by_role("button", name="unsure", exact=True).click())
     lat.measure("phrases: log scale", lambda: page.get_by_text("log scale").first.click())
     query = page.url.split("?", 1)[1]
     lat.measure("sites: open page", lambda: page.goto(server + "/by-site?" + query), timeout=120_000)
     bar = page.locator(".js-plotly-plot", has_text="Documents by contamination").locator(".bars path").first
     expect(bar).to_be_visible(timeout=120_000)
+    settle()
     lat.measure("sites: click a bar", lambda: bar.click(force=True))
     expect(page.get_by_text("documents shown")).to_be_visible(timeout=120_000)
     lat.measure("sites: open a document", lambda: page.get_by_role("button", name="Open in Document view").click())
     expect(page.get_by_text("Contamination").first).to_be_visible(timeout=120_000)
+    settle()
     lat.measure("document: noise removed", lambda: page.get_by_text("Show the text with noise spans removed").click())
     lat.measure("document: noise shown", lambda: page.get_by_text("Show the text with noise spans removed").click())
 
