@@ -7,6 +7,7 @@
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 import os
@@ -316,10 +317,7 @@ def mine(source: str, sigma=DEFAULT_SIGMA, min_len=DEFAULT_MIN_LEN, *,
             "filter_bytes": res.stats["filter_bytes"],
             "explaining_phrases": res.stats["nodes"],
             "compile_seconds": round(compile_s, 4),
-            "seconds": {k: round(v, 4) for k, v in timings.items()},
         }
-        summary["seconds"]["total"] = round(time.perf_counter() - t_start, 4)
-        summary["peak_rss_bytes"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
         t_store = time.perf_counter()
 
         def finish(run_id: int) -> None:
@@ -334,9 +332,10 @@ def mine(source: str, sigma=DEFAULT_SIGMA, min_len=DEFAULT_MIN_LEN, *,
                 result_set.prepare({"phrases.parquet": phrases, "documents.parquet": documents,
                                     "sites.parquet": sites}, "summary.json", summary)
 
-        run_id = st.add_run(sid, sigma_n, min_len, algo, {
-            "run_phrases": allp, "run_occurrences": occ,
-            "run_documents": run_docs, "run_spans": spans}, summary, before_commit=finish)
+        with result_set.staged() if result_set else contextlib.nullcontext():
+            run_id = st.add_run(sid, sigma_n, min_len, algo, {
+                "run_phrases": allp, "run_occurrences": occ,
+                "run_documents": run_docs, "run_spans": spans}, summary, before_commit=finish)
         if result_set is not None:
             try:
                 result_set.publish()
@@ -392,8 +391,9 @@ def dedup(source: str, *, run: int | None = None, raw: bool = False, config=None
                 result_set.prepare({"clusters.parquet": res.clusters, "pairs.parquet": res.pairs},
                                    "dedup_summary.json", summary)
 
-        st.add_dedup(sid, run, raw, res.summary["config"], res.clusters, res.pairs, summary,
-                           before_commit=finish)
+        with result_set.staged() if result_set else contextlib.nullcontext():
+            st.add_dedup(sid, run, raw, res.summary["config"], res.clusters, res.pairs, summary,
+                         before_commit=finish)
         if result_set is not None:
             result_set.publish()
         return {**summary, "clusters_frame": res.clusters, "pairs_frame": res.pairs}

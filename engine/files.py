@@ -215,6 +215,15 @@ class ResultSet:
                                    "pick another --out") from None
         self.new = None
 
+    @contextlib.contextmanager
+    def staged(self):
+        """The block that commits the run: if it fails, the prepared files go."""
+        try:
+            yield self
+        except BaseException:
+            self.discard()
+            raise
+
     def discard(self) -> None:
         if self.new is not None:
             _remove(self.new)

@@ -36,6 +36,10 @@ from .errors import BoilerscopeError
 
 log = logging.getLogger(__name__)
 
+#: The decisions table (one definition: the schema and the migration use it).
+DECISIONS_COLUMNS = ("phrase VARCHAR, scope VARCHAR DEFAULT '*', decision VARCHAR, note VARCHAR,"
+                     " updated TIMESTAMP DEFAULT now(), PRIMARY KEY (phrase, scope)")
+
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS snapshots(
     snapshot_id VARCHAR PRIMARY KEY, source VARCHAR, documents BIGINT,
@@ -68,12 +72,10 @@ CREATE TABLE IF NOT EXISTS dedup_clusters(
     dedup_id BIGINT, cluster_id BIGINT, doc_id BIGINT, definition VARCHAR);
 CREATE TABLE IF NOT EXISTS dedup_pairs(
     dedup_id BIGINT, doc_a BIGINT, doc_b BIGINT, common BIGINT, jaccard DOUBLE);
-CREATE TABLE IF NOT EXISTS decisions(
-    phrase VARCHAR, scope VARCHAR DEFAULT '*', decision VARCHAR, note VARCHAR,
-    updated TIMESTAMP DEFAULT now(), PRIMARY KEY (phrase, scope));
+CREATE TABLE IF NOT EXISTS decisions({DECISIONS_COLUMNS});
 CREATE TABLE IF NOT EXISTS boilerscope_meta(key VARCHAR PRIMARY KEY, value VARCHAR);
 INSERT OR IGNORE INTO boilerscope_meta VALUES ('format', 'boilerscope-store'), ('version', '1');
-"""
+""".replace("{DECISIONS_COLUMNS}", DECISIONS_COLUMNS)
 
 #: The tables of a store; a file holding any other table is not ours.
 TABLES = ("snapshots", "documents", "vocabulary", "runs", "run_phrases", "run_occurrences",
@@ -155,7 +157,7 @@ class Store:
         if exists:
             # look before writing anything: another program's database is never written to
             try:
-                self._check_ours(self.con)
+                self._check_ours()
             except BaseException:
                 self.con.close()
                 raise
@@ -167,6 +169,9 @@ class Store:
                 self.con.close()
                 raise BoilerscopeError(f"{path}: cannot set up the store ({_first_line(exc)}); "
                                        "check the disk and the file's permissions") from None
+            except BaseException:
+                self.con.close()
+                raise
             self._clean_leftovers()
 
     def _migrate(self) -> None:
@@ -175,13 +180,13 @@ class Store:
             "SELECT column_name FROM information_schema.columns WHERE table_name = 'decisions'"
             " AND table_catalog = current_database() ORDER BY ordinal_position").fetchall()]
         if cols == LEGACY_COLUMNS["decisions"]:
-            self.con.execute("BEGIN TRANSACTION")
-            self.con.execute("ALTER TABLE decisions RENAME TO decisions_v0")
-            self.con.execute("CREATE TABLE decisions(phrase VARCHAR, scope VARCHAR DEFAULT '*', decision VARCHAR,"
-                             " note VARCHAR, updated TIMESTAMP DEFAULT now(), PRIMARY KEY (phrase, scope))")
-            self.con.execute("INSERT INTO decisions SELECT phrase, '*', decision, note, updated FROM decisions_v0")
-            self.con.execute("DROP TABLE decisions_v0")
-            self.con.execute("COMMIT")
+            def write(cur):
+                cur.execute("ALTER TABLE decisions RENAME TO decisions_v0")
+                cur.execute(f"CREATE TABLE decisions({DECISIONS_COLUMNS})")
+                cur.execute("INSERT INTO decisions SELECT phrase, '*', decision, note, updated FROM decisions_v0")
+                cur.execute("DROP TABLE decisions_v0")
+
+            self._write(write)
 
     def _connect(self, read_only: bool):
         try:
@@ -198,12 +203,12 @@ class Store:
                 f"{self.path} is not a Boilerscope store ({_first_line(exc)}); "
                 "give another --db file") from None
 
-    def _check_ours(self, con) -> None:
+    def _check_ours(self) -> None:
         """Refuse a DuckDB file that another program made (never write into it).
 
         A store carries ``boilerscope_meta`` (format, version); a store made
         before the marker existed is recognised by its tables and columns."""
-        cur = con.cursor()
+        cur = self.con.cursor()
         try:
             rows = cur.execute(
                 "SELECT table_name, list(column_name ORDER BY ordinal_position) FROM information_schema.columns"
@@ -424,9 +429,10 @@ class Store:
                 frames: dict[str, pl.DataFrame], summary: dict, before_commit=None) -> int:
         """Store one run in one transaction; returns its run id.
 
-        ``before_commit(run_id)`` runs inside the transaction, after the rows
-        are written and before the commit (the result files): if it fails,
-        the run is rolled back."""
+        ``before_commit(run_id)`` runs inside the transaction, after the run's
+        tables are written and before its ``runs`` row (it may complete the
+        summary, and write the result files): if it fails, the run is rolled
+        back."""
 
         def write(cur):
             run_id = cur.execute("SELECT nextval('run_ids')").fetchall()[0][0]
@@ -438,16 +444,14 @@ class Store:
                 cur.execute(f"INSERT INTO {table} SELECT * FROM _frame")
                 cur.unregister("_frame")
             summary["run_id"] = int(run_id)
+            if before_commit is not None:
+                before_commit(int(run_id))
             cur.execute(
                 "INSERT INTO runs(run_id, snapshot_id, sigma, min_len, algo, phrases,"
                 " covered_tokens, coverage, seconds, summary) VALUES (?,?,?,?,?,?,?,?,?,?)",
                 [run_id, snapshot_id, sigma, min_len, algo, summary.get("phrases"),
                  summary.get("covered_tokens"), summary.get("coverage"),
                  summary.get("seconds", {}).get("total"), json.dumps(summary)])
-            if before_commit is not None:
-                before_commit(int(run_id))
-                cur.execute("UPDATE runs SET summary = ?, seconds = ? WHERE run_id = ?",
-                            [json.dumps(summary), summary.get("seconds", {}).get("total"), run_id])
             return int(run_id)
 
         return self._write(write)

@@ -58,9 +58,8 @@ st.caption(f"doc_id {doc['doc_id']} · {render.md(doc['site'])} · {render.md(do
 
 spans = views.document_spans(s, run_id, doc_index)
 decisions = conn.decisions_map(s, sid)
-st.session_state["document.clean"] = bool(state.get("clean"))
 remove = st.toggle("Show the text with noise spans removed", key="document.clean",
-                   on_change=lambda: state.put("clean", bool(st.session_state["document.clean"])))
+                   on_change=state.bind("document.clean", "clean", False))
 text = doc["text"] or ""
 if remove:
     noise = [p for p, v in decisions.items() if v == "noise"]

@@ -51,21 +51,12 @@ def as_written(first_pos: int, length: int) -> str:
     return (doc["text"] or "")[int(arrays.span_start[first_pos]):int(arrays.span_end[first_pos + length - 1])]
 
 
-def bound(widget: str, key: str, empty):
-    """Seed a widget from the view state; its callback writes it back."""
-    want = state.get(key)
-    want = empty if want is None else want
-    if st.session_state.get(widget) != want:
-        st.session_state[widget] = want
-    return lambda: state.put(key, st.session_state[widget] or None)
-
-
 f1, f2, f3, f4 = st.columns([2, 1, 1, 1])
-f1.text_input("Search phrase text", key="phrases.search", on_change=bound("phrases.search", "q", ""))
+f1.text_input("Search phrase text", key="phrases.search", on_change=state.bind("phrases.search", "q", ""))
 sites = [""] + conn.site_list(s.path, sid)
 if state.get("site") not in sites:
     state.put("site", None)
-f2.selectbox("Occurs on site", sites, key="phrases.site", on_change=bound("phrases.site", "site", ""),
+f2.selectbox("Occurs on site", sites, key="phrases.site", on_change=state.bind("phrases.site", "site", ""),
              format_func=lambda x: x or "(any site)")
 min_sites = f3.number_input("Minimum number of sites", 1, 1000, 1, key="phrases.min_sites",
                             help="1 site: a template; many sites: a banner or legal notice")

@@ -47,6 +47,16 @@ def put(key: str, value) -> None:
     st.session_state[f"bs.{key}"] = value
 
 
+def bind(widget: str, key: str, empty, convert=lambda v: v):
+    """Seed a widget (before it is drawn) from the view state; returns the
+    ``on_change`` callback that writes the widget's value back."""
+    want = get(key)
+    want = empty if want is None else want
+    if st.session_state.get(widget) != want:
+        st.session_state[widget] = want
+    return lambda: put(key, convert(st.session_state[widget]) if st.session_state[widget] != empty else None)
+
+
 def set_snapshot(sid: str | None) -> None:
     """Make ``sid`` active; the choices made on another snapshot go."""
     if sid != get("snapshot"):
