@@ -98,6 +98,23 @@ def phrase_occurrences(store: Store, run_id: int, snapshot_id: str, phrase_id: i
         " WHERE o.run_id = ? AND o.phrase_id = ? ORDER BY o.doc_index, o.token_pos LIMIT ?",
         [snapshot_id, run_id, phrase_id, limit])
 
+def text_windows(store: Store, snapshot_id: str, doc_indexes, char_starts, char_ends,
+                 width: int = 90) -> pl.DataFrame:
+    """Keyword in context in one query: for each (document, [start, end)) in
+    code points, the ``width`` characters before (``left``), the span
+    (``mid``) and the ``width`` after (``right``), in the order given."""
+    n = len(doc_indexes)
+    if n == 0:
+        return pl.DataFrame(schema={"i": pl.Int64, "left": pl.String, "mid": pl.String, "right": pl.String})
+    return store.query(
+        "SELECT w.i, substring(d.text, greatest(w.cs - ?, 0) + 1, w.cs - greatest(w.cs - ?, 0)) AS left,"
+        " substring(d.text, w.cs + 1, w.ce - w.cs) AS mid, substring(d.text, w.ce + 1, ?) AS right"
+        " FROM (SELECT unnest(?::BIGINT[]) AS i, unnest(?::BIGINT[]) AS doc_index, unnest(?::BIGINT[]) AS cs,"
+        "       unnest(?::BIGINT[]) AS ce) w"
+        " JOIN documents d ON d.snapshot_id = ? AND d.doc_index = w.doc_index ORDER BY w.i",
+        [width, width, width, list(range(n)), [int(x) for x in doc_indexes], [int(x) for x in char_starts],
+         [int(x) for x in char_ends], snapshot_id])
+
 def phrase_sites(store: Store, run_id: int, snapshot_id: str, phrase_id: int) -> pl.DataFrame:
     return store.query(
         "SELECT d.site, count(DISTINCT o.doc_index) AS documents, count(*) AS occurrences"

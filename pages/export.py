@@ -2,7 +2,6 @@
 import os
 
 import numpy as np
-import plotly.express as px
 import polars as pl
 import streamlit as st
 
@@ -93,7 +92,8 @@ if res:
                                    for k in ("documents", "tokens_before", "tokens_after")}})
     long = figures.unpivot(index="site", on=["mean_length_before", "mean_length_after"],
                            variable_name="when", value_name="mean document length")
-    fig = px.bar(long.to_pandas(), x="site", y="mean document length", color="when", barmode="group",
-                 color_discrete_sequence=[render.PRIMARY, "#8a8f98"],
-                 title="Mean document length before and after (the length BM25 normalises by)")
-    st.plotly_chart(fig, width="stretch", config=render.fig_config("before-after"), key="export.fig")
+    st.altair_chart(render.grouped_bars(
+        long, "site", "mean document length", "when",
+        "Mean document length before and after (the length BM25 normalises by)", x_title="site",
+        colours={"mean_length_before": render.PRIMARY, "mean_length_after": "#8a8f98"}),
+        width="stretch", key="export.fig")

@@ -8,7 +8,6 @@ reruns only its own part.
 import html
 
 import numpy as np
-import plotly.express as px
 import polars as pl
 import streamlit as st
 
@@ -43,12 +42,25 @@ def phrase_row(db, run_id, phrase_id):
     return views.phrase_row(conn._store(db), run_id, phrase_id)
 
 
+@st.cache_data(show_spinner=False, max_entries=256)
+def windows(db, sid, docs: tuple, starts: tuple, ends: tuple, width: int):
+    return views.text_windows(conn._store(db), sid, docs, starts, ends, width)
+
+
+def char_spans(token_starts, length: int):
+    """(doc_index, char_start, char_end) of phrase occurrences given by their
+    global token positions."""
+    arrays = s.arrays(sid)
+    a = np.asarray(token_starts, np.int64)
+    docs = np.searchsorted(arrays.doc_offsets, a, side="right") - 1
+    return (tuple(docs.tolist()), tuple(arrays.span_start[a].tolist()),
+            tuple(arrays.span_end[a + length - 1].tolist()))
+
+
 def as_written(first_pos: int, length: int) -> str:
     """The phrase as its first occurrence reads in the original text (case, punctuation)."""
-    arrays = s.arrays(sid)
-    d = int(np.searchsorted(arrays.doc_offsets, first_pos, side="right") - 1)
-    doc = s.document(sid, d)
-    return (doc["text"] or "")[int(arrays.span_start[first_pos]):int(arrays.span_end[first_pos + length - 1])]
+    w = windows(s.path, sid, *char_spans([first_pos], length), 0)
+    return w["mid"][0] if w.height else ""
 
 
 f1, f2, f3, f4 = st.columns([2, 1, 1, 1])
@@ -122,11 +134,10 @@ def eaters():
     log_x = st.toggle("log scale", key="phrases.log")
     top = table.head(20).with_row_index("rank", 1).with_columns(
         (pl.col("rank").cast(pl.String) + ". " + pl.col("phrase").str.slice(0, 55)).alias("label"))
-    fig = px.bar(top.to_pandas(), x="psi", y="label", orientation="h", hover_data=["phrase", "df", "length"],
-                 title="Index eaters: top phrases by Ψ = length × df", labels={"psi": "Ψ", "label": ""},
-                 log_x=log_x, color_discrete_sequence=[render.PRIMARY])
-    fig.update_layout(yaxis={"autorange": "reversed"}, height=520, margin={"l": 10, "r": 10})
-    st.plotly_chart(fig, width="stretch", config=render.fig_config("index-eaters"), key="phrases.eaters")
+    chart = render.hbar(top.select("label", "psi", "phrase", "df", "length"), "psi", "label",
+                        "Index eaters: top phrases by Ψ = length × df", x_title="Ψ", log=log_x,
+                        tooltip=["phrase", "psi", "df", "length"], height=520)
+    st.altair_chart(chart, width="stretch", key="phrases.eaters")
 
 
 eaters()
@@ -176,20 +187,17 @@ def contexts():
     occ = occurrences(s.path, run_id, sid, pid, 30)
     with st.expander("Keyword in context (original text)", expanded=True):
         arrays = s.arrays(sid)
+        starts = arrays.doc_offsets[occ["doc_index"].to_numpy()] + occ["token_pos"].to_numpy()
+        w = windows(s.path, sid, *char_spans(starts, int(row["length"])), 90)
         snippets = []
-        for o in occ.iter_rows(named=True):
-            doc = s.document(sid, o["doc_index"])
-            a = int(doc["token_start"]) + o["token_pos"]
-            b = a + row["length"] - 1
-            cs, ce = int(arrays.span_start[a]), int(arrays.span_end[b])
-            text = doc["text"] or ""
-            mid = text[cs:ce]
+        for o, left, mid, right in zip(occ.iter_rows(named=True), w["left"], w["mid"], w["right"]):
+            mid = mid or ""
             mid_short = mid if len(mid) <= 300 else mid[:140] + " … " + mid[-140:]
             snippets.append(
                 f'<div style="font-family:ui-monospace,monospace;font-size:0.85em;margin:2px 0">'
                 f'<span style="color:#888">[{html.escape(o["site"])} #{o["doc_id"]}]</span> '
-                f'…{html.escape(text[max(0, cs - 90):cs])}<mark>{html.escape(mid_short)}</mark>'
-                f'{html.escape(text[ce:ce + 90])}…</div>')
+                f'…{html.escape(left or "")}<mark>{html.escape(mid_short)}</mark>'
+                f'{html.escape(right or "")}…</div>')
         st.html("".join(snippets) or "<i>no occurrences</i>")
     left, right = st.columns(2)
     left.markdown("**Sites**")

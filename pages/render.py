@@ -1,9 +1,17 @@
-"""HTML and chart helpers; document text is untrusted and always escaped."""
+"""HTML and chart helpers; document text is untrusted and always escaped.
+
+Charts are Vega-Lite (Altair): Streamlit's Vega chunk is a sixth of its plotly
+one (0.8 MB against 4.7 MB of JavaScript), which a fresh browser parses in
+about a second less.  Vega renders labels and tooltips as text, never as
+markup, and every chart has the toolbar's "Download as PNG".
+"""
 from __future__ import annotations
 
 import html
 
+import altair as alt
 import numpy as np
+import polars as pl
 
 COLOURS = {"noise": "#f4a6a6", "keep": "#a8e6a1", "unsure": "#ffd27f", None: "#fff3a3"}
 #: The theme's primary colour (.streamlit/config.toml) and distinct colours per site.
@@ -35,9 +43,49 @@ def highlight_html(text: str, spans: list[dict], decisions: dict[str, str]) -> s
             f'line-height:1.5;max-height:70vh;overflow:auto;border:1px solid #ddd;padding:1em">{body}</div>')
 
 
-def fig_config(name: str) -> dict:
-    """plotly toolbar with a PNG download named after the chart."""
-    return {"displaylogo": False, "toImageButtonOptions": {"format": "png", "filename": name, "scale": 2}}
+def hbar(frame: pl.DataFrame, x: str, y: str, title: str, *, x_title: str | None = None, log: bool = False,
+         percent: bool = False,
+         colours: dict[str, str] | None = None, tooltip: list[str] | None = None, height: int = 380) -> alt.Chart:
+    """A horizontal bar chart, bars in the frame's order (top row first).
+
+    ``colours`` maps the values of ``y`` to their colour (sites keep one
+    colour on every chart); otherwise bars take the theme's primary colour.
+    """
+    frame = frame.with_row_index("_order")
+    colour = (alt.Color(f"{y}:N", scale=alt.Scale(domain=list(colours), range=list(colours.values())),
+                        legend=None) if colours else alt.value(PRIMARY))
+    axis = alt.Axis(format="%") if percent else alt.Axis()
+    scale = alt.Scale(type="symlog") if log else alt.Scale()
+    return (alt.Chart(frame.to_pandas(), title=title, height=height)
+            .mark_bar()
+            .encode(x=alt.X(f"{x}:Q", axis=axis, scale=scale, title=x_title or x),
+                    y=alt.Y(f"{y}:N", sort=alt.EncodingSortField("_order"), title=None,
+                            axis=alt.Axis(labelLimit=320)),
+                    color=colour, tooltip=tooltip or [y, x]))
+
+
+def grouped_bars(frame: pl.DataFrame, x: str, y: str, group: str, title: str, *, x_title: str,
+                 colours: dict[str, str], log: bool = False, pick: alt.Parameter | None = None,
+                 tooltip: list | None = None, x_order: list | None = None, height: int = 420) -> alt.Chart:
+    """Vertical bars of ``y`` per ``x`` category (in the frame's order), side by
+    side per ``group`` value, each group in its colour; with ``pick``, a
+    click selects a bar (its fields come back to the script).  ``x_order``
+    fixes the categories shown (empty ones too)."""
+    order = x_order or frame[x].unique(maintain_order=True).to_list()
+    chart = (alt.Chart(frame.to_pandas(), title=title, height=height)
+             .mark_bar()
+             .encode(x=alt.X(f"{x}:N", sort=order, scale=alt.Scale(domain=order), title=x_title,
+                             axis=alt.Axis(labelAngle=-45 if len(order) > 10 else 0)),
+                     xOffset=alt.XOffset(f"{group}:N"),
+                     y=alt.Y(f"{y}:Q", scale=alt.Scale(type="symlog") if log else alt.Scale()),
+                     color=alt.Color(f"{group}:N", scale=alt.Scale(domain=list(colours),
+                                                                   range=list(colours.values())),
+                                     legend=alt.Legend(orient="top", title=None, labelLimit=300)),
+                     tooltip=tooltip or [group, x, y]))
+    if pick is not None:
+        chart = chart.add_params(pick).encode(
+            opacity=alt.condition(pick, alt.value(1.0), alt.value(0.45)))
+    return chart
 
 
 _MD_SPECIAL = set("\\`*_{}[]()#+-.!|<>~$:=\"'&%@^")

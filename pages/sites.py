@@ -1,5 +1,6 @@
 """Sites: contamination by site, histograms binned in SQL, documents of a bar."""
-import plotly.graph_objects as go
+import altair as alt
+import polars as pl
 import streamlit as st
 
 from engine import views
@@ -49,18 +50,15 @@ o3.metric("Sites", f"{len(all_sites):,}")
 g1, g2 = st.columns(2)
 eaters = top_eaters(s.path, run_id)
 if eaters.height:
-    fig = go.Figure(go.Bar(x=eaters["psi"].to_list(), y=[p[:45] for p in eaters["phrase"].to_list()],
-                           orientation="h", marker_color=render.PRIMARY,
-                           hovertext=eaters["phrase"].to_list()))
-    fig.update_layout(title="The ten biggest index eaters (Ψ = length × df)", yaxis={"autorange": "reversed"},
-                      height=380, margin={"l": 10, "r": 10})
-    g1.plotly_chart(fig, width="stretch", config=render.fig_config("index-eaters-top10"), key="sites.eaters")
-worst = rank.sort("coverage", descending=True).head(10)
-fig = go.Figure(go.Bar(x=worst["coverage"].to_list(), y=worst["site"].to_list(), orientation="h",
-                       marker_color=[colour[x] for x in worst["site"].to_list()]))
-fig.update_layout(title="The most contaminated sites (share of their tokens repeated)",
-                  xaxis={"tickformat": ".0%"}, yaxis={"autorange": "reversed"}, height=380, margin={"l": 10, "r": 10})
-g2.plotly_chart(fig, width="stretch", config=render.fig_config("contaminated-sites"), key="sites.worst")
+    top = eaters.with_columns(pl.col("phrase").str.slice(0, 45).alias("label"))
+    g1.altair_chart(render.hbar(top.select("label", "psi", "phrase", "df"), "psi", "label",
+                                "The ten biggest index eaters (Ψ = length × df)", x_title="Ψ",
+                                tooltip=["phrase", "psi", "df"]), width="stretch", key="sites.eaters")
+worst = rank.sort("coverage", descending=True).head(10).select("site", "coverage")
+g2.altair_chart(render.hbar(worst, "coverage", "site", "The most contaminated sites (share of their tokens repeated)",
+                            x_title="share of the site's tokens", percent=True, colours={x: colour[x] for x in worst["site"].to_list()},
+                            tooltip=["site", alt.Tooltip("coverage:Q", format=".1%")]),
+                width="stretch", key="sites.worst")
 
 st.subheader("Site ranking")
 st.dataframe(rank, hide_index=True, width="stretch",
@@ -82,24 +80,21 @@ log_y = st.toggle("log scale (documents)", key="sites.log")
 
 @st.fragment
 def histogram_view():
-    hist = histogram(s.path, run_id, sid, tuple(chosen))
-    fig = go.Figure()
-    for site_name, part in hist.group_by("site", maintain_order=True):
-        name = site_name[0]
-        fig.add_bar(x=[(b + 0.5) / BINS for b in part["bin"]], y=part["documents"].to_list(), name=name,
-                    marker_color=colour.get(name, render.PRIMARY),
-                    customdata=[[name, b] for b in part["bin"]],
-                    hovertemplate="%{customdata[0]}<br>contamination %{x:.0%}: %{y} documents<extra></extra>")
-    fig.update_layout(barmode="group", title="Documents by contamination (click a bar to list them)",
-                      xaxis={"title": "contamination (covered share of the document)", "tickformat": ".0%",
-                             "range": [0, 1]},
-                      yaxis={"title": "documents", "type": "log" if log_y else "linear"}, height=420)
-    event = st.plotly_chart(fig, width="stretch", on_select="rerun", selection_mode="points",
-                            config=render.fig_config("contamination-histogram"), key="sites.hist")
-    points = event.selection.points if event is not None and hasattr(event, "selection") else []
-    if points and points[0].get("customdata"):
-        data = points[0]["customdata"]
-        bar = [str(data[0]), int(data[1])]
+    hist = histogram(s.path, run_id, sid, tuple(chosen)).with_columns(
+        pl.format("{}–{}%", pl.col("bin") * (100 // BINS), (pl.col("bin") + 1) * (100 // BINS)).alias("contamination"))
+    pick = alt.selection_point(name="bar", fields=["site", "bin"], on="click")
+    names = hist["site"].unique(maintain_order=True).to_list()
+    chart = render.grouped_bars(
+        hist.sort("bin", maintain_order=True), "contamination", "documents", "site",
+        "Documents by contamination (click a bar to list them)",
+        x_title="contamination (covered share of the document)", log=log_y,
+        colours={n: colour.get(n, render.PRIMARY) for n in names}, pick=pick,
+        tooltip=["site", "contamination", "documents"],
+        x_order=[f"{b * (100 // BINS)}–{(b + 1) * (100 // BINS)}%" for b in range(BINS)])
+    event = st.altair_chart(chart, width="stretch", on_select="rerun", selection_mode="bar", key="sites.hist")
+    points = event.selection.get("bar") if event is not None and hasattr(event, "selection") else None
+    if points:
+        bar = [str(points[0]["site"]), int(points[0]["bin"])]
         if bar != state.get("bar"):
             state.put("bar", bar)
             st.rerun()
