@@ -27,7 +27,7 @@ sys.path.insert(0, ROOT)
 sys.path.insert(0, os.path.join(ROOT, "tests"))
 
 from app_queries import ensure_store  # noqa: E402
-from test_e2e import CHROMIUM, Latency, histogram_bar, launch, wait_healthy  # noqa: E402
+from test_e2e import CHROMIUM, Latency, click_bar, histogram_bar, launch, wait_healthy  # noqa: E402
 
 
 def free_port() -> int:
@@ -63,7 +63,7 @@ def walk(page, server: str, lat: Latency) -> None:
     bar = histogram_bar(page)
     expect(bar).to_be_visible(timeout=120_000)
     settle()
-    lat.measure("sites: click a bar", lambda: bar.click(force=True), url=r"bar=")
+    click_bar(page, lat)
     expect(page.get_by_text("documents shown")).to_be_visible(timeout=120_000)
     lat.measure("sites: open a document", lambda: page.get_by_role("button", name="Open in Document view").click())
     expect(page.get_by_text("Contamination").first).to_be_visible(timeout=120_000)
