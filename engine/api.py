@@ -29,7 +29,7 @@ from .shape import choose_algorithm
 from .kernels import bloomspan as KB
 from .kernels import coverage as KC
 from .progress import Progress
-from .snapshot import SNAPSHOT_SUFFIXES, load
+from .snapshot import SnapshotReader, load
 from .store import Store
 
 log = logging.getLogger(__name__)
@@ -93,43 +93,57 @@ def is_store(path: str) -> bool:
 
 def ingest(source: str, db: str = DEFAULT_DB, *, progress: bool = False,
            store: Store | None = None) -> tuple[str, bool]:
-    """Load a snapshot file into a store.
+    """Load a snapshot into a store, streamed with bounded memory.
+
+    ``source`` is a snapshot file (``.parquet``, ``.jsonl``, ``.csv``), a
+    folder of ``.parquet`` or ``.jsonl`` shards, or a glob of shards
+    (``crawl/part-*.parquet``).  Memory holds one chunk of documents (about
+    64 MB of data), the vocabulary and 8 bytes per document.
 
     Returns
     -------
     (snapshot_id, created)
         ``created`` is False when the same content was already there.
     """
-    if not source.lower().endswith(SNAPSHOT_SUFFIXES):
-        if is_store(source):
-            raise BoilerscopeError(f"{source} is a store, not a snapshot; give a .parquet, .jsonl or .csv file")
-        if not os.path.exists(source):
-            raise BoilerscopeError(f"{source}: file not found; give a .parquet, .jsonl or .csv snapshot")
-        raise BoilerscopeError(
-            f"{source}: unknown format; a snapshot ends in .parquet, .jsonl or .csv, a store in .duckdb")
+    if is_store(source):
+        raise BoilerscopeError(f"{source} is a store, not a snapshot; give a .parquet, .jsonl or .csv file, "
+                               "or a folder of shards")
+    reader = SnapshotReader(source)  # names the shards; a bad source fails here
     own = store is None
-    size = os.path.getsize(source) if os.path.exists(source) else 0
+    size = sum(os.path.getsize(p) for p in reader.paths)
     # an existing store is opened (and checked: ours, not locked) before the
-    # snapshot is read; a new one is made only once the snapshot is valid
-    st = store or (Store(db) if os.path.exists(db) else None)
+    # snapshot is read; a new one is made for it and removed if the snapshot
+    # turns out to be bad
+    made = own and not os.path.exists(db)
+    arrays_made = made and not os.path.lexists(db + ".arrays")
+    st = store or Store(db)
     try:
-        with Progress("ingest", total=None, enabled=progress) as bar:
-            snap = load(source, progress=bar.advance_bytes)
-    except BaseException:
-        if own and st is not None:
-            st.close()
-        raise
-    st = st or Store(db)
-    try:
-        tk = snap.tokenized
-        vocab_df = KB.word_df(tk.tokens, tk.doc_offsets, max(len(tk.vocab), 1))[:len(tk.vocab)]
-        created = st.add_snapshot(snap, vocab_df)
-        log.info("snapshot %s (%s bytes): %s", snap.snapshot_id, size,
+        with Progress("ingest", total=size or None, enabled=progress) as bar:
+            reader.progress = bar.advance_bytes
+            sid, created = st.add_snapshot(reader)
+        log.info("snapshot %s (%s bytes, %d shards): %s", sid, size, len(reader.paths),
                  "stored" if created else "already stored")
-        return snap.snapshot_id, created
+        return sid, created
+    except BaseException:
+        if made:
+            st.close()
+            own = False
+            _remove_store(db, arrays_made)
+        raise
     finally:
         if own:
             st.close()
+
+
+def _remove_store(db: str, arrays: bool) -> None:
+    """Remove a store this call created (a bad snapshot leaves no store
+    behind); its arrays folder too when this call made it."""
+    import shutil
+    for path in (db, db + ".wal"):
+        with contextlib.suppress(OSError):
+            os.remove(path)
+    if arrays:
+        shutil.rmtree(db + ".arrays", ignore_errors=True)
 
 
 def _warm_up(miner=None, sigma: int = 2) -> float:

@@ -31,7 +31,10 @@ import json
 import logging
 import os
 import shutil
+import struct
 import uuid
+
+import numpy as np
 
 from .errors import BoilerscopeError
 
@@ -235,3 +238,51 @@ def write_result_set(out: str, frames: dict, summary_name: str, summary: dict) -
     rs = ResultSet(out)
     rs.prepare(frames, summary_name, summary)
     rs.publish()
+
+
+class NpyAppender:
+    """A 1-D ``.npy`` file written in pieces, for arrays longer than memory.
+
+    The file starts with a header sized for any length (``np.load`` reads
+    it, memory-mapped or not); :meth:`append` writes each piece after the
+    last, and :meth:`close` rewrites the header with the final length.  Until
+    then the file is not a valid array: callers write it inside a temporary
+    folder that is renamed into place only once every array is closed.
+    """
+
+    HEADER = 128  # bytes: a 1.0 header for any 1-D shape of a plain dtype fits
+
+    def __init__(self, path: str, dtype):
+        self.path = path
+        self.dtype = np.dtype(dtype)
+        self.length = 0
+        self._fh = open(path, "wb")
+        self._fh.write(self._header(0))
+
+    def _header(self, n: int) -> bytes:
+        # the .npy 1.0 format: magic, version, the dict's length, the dict
+        # padded with spaces to a multiple of 64 bytes and ended by a newline
+        text = "{'descr': %r, 'fortran_order': False, 'shape': (%d,), }" % (
+            np.lib.format.dtype_to_descr(self.dtype), n)
+        size = self.HEADER - 10
+        if len(text) + 1 > size:  # pragma: no cover - a 1-D shape never needs more
+            raise ValueError("npy header too long")
+        return b"\x93NUMPY\x01\x00" + struct.pack("<H", size) + (text.ljust(size - 1) + "\n").encode("latin1")
+
+    def append(self, values) -> None:
+        arr = np.ascontiguousarray(values, dtype=self.dtype)
+        self._fh.write(memoryview(arr).cast("B"))
+        self.length += arr.shape[0]
+
+    def close(self) -> None:
+        if self._fh.closed:
+            return
+        self._fh.seek(0)
+        self._fh.write(self._header(self.length))
+        self._fh.close()
+
+    def discard(self) -> None:
+        """Close without completing (the caller removes the file); a full
+        disk may refuse the buffered bytes: that is ignored."""
+        with contextlib.suppress(OSError):
+            self._fh.close()

@@ -11,6 +11,7 @@ with one line that says what is wrong and what to do.
 """
 from __future__ import annotations
 
+import glob
 import hashlib
 import os
 import stat
@@ -22,6 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .errors import BoilerscopeError
+from .kernels import bloomspan as KB
 from .tokenize import Tokenized, tokenize_arrow, tokenize_token_lists
 
 
@@ -36,6 +38,7 @@ class Snapshot:
     tokenized: Tokenized
     snapshot_id: str
     source: str
+    vocab_df: np.ndarray | None = None
 
 
 def _first_line(exc: BaseException) -> str:
@@ -44,17 +47,8 @@ def _first_line(exc: BaseException) -> str:
 
 
 def read_table(path: str) -> pa.Table:
-    """Read a snapshot file into an Arrow table (no normalization)."""
-    if "\x00" in path:
-        raise BoilerscopeError("the snapshot path holds a NUL byte; give a plain file path")
-    if not os.path.exists(path):
-        raise BoilerscopeError(
-            f"{path}: file not found; give the path of a .parquet, .jsonl or .csv snapshot")
-    if os.path.isdir(path):
-        raise BoilerscopeError(f"{path} is a folder; give a .parquet, .jsonl or .csv file")
-    if not stat.S_ISREG(os.stat(path).st_mode):
-        # a FIFO or a device would block or never end
-        raise BoilerscopeError(f"{path} is not a regular file; give a .parquet, .jsonl or .csv file")
+    """Read a whole snapshot file into an Arrow table (no normalization)."""
+    _check_file(path)
     low = path.lower()
     try:
         if low.endswith(".parquet"):
@@ -63,24 +57,12 @@ def read_table(path: str) -> pa.Table:
         if low.endswith(".jsonl"):
             import pyarrow.json as pj
             return pj.read_json(path, read_options=pj.ReadOptions(block_size=16 << 20))
-        if low.endswith(".csv"):
-            import pyarrow.csv as pcsv
-            return pcsv.read_csv(path, convert_options=pcsv.ConvertOptions(
-                column_types={"text": pa.large_string(), "url": pa.string(),
-                              "site": pa.string()},
-                strings_can_be_null=False))
-    except BoilerscopeError:
-        raise
+        import pyarrow.csv as pcsv
+        return pcsv.read_csv(path, convert_options=pcsv.ConvertOptions(
+            column_types={"text": pa.large_string(), "url": pa.string(), "site": pa.string()},
+            strings_can_be_null=False))
     except (pa.ArrowInvalid, pa.ArrowException, OSError, ValueError) as exc:
-        kind = {".parquet": "Parquet", ".jsonl": "JSONL", ".csv": "CSV"}[os.path.splitext(low)[1]]
-        detail = _first_line(exc)
-        if "utf8" in detail.lower() or "utf-8" in detail.lower():
-            raise BoilerscopeError(
-                f"{path} is not valid UTF-8 ({detail}); re-encode it as UTF-8") from None
-        raise BoilerscopeError(
-            f"{path} is not a readable {kind} file ({detail}); check the file or export it again") from None
-    raise BoilerscopeError(
-        f"{path}: unknown format; a snapshot ends in .parquet, .jsonl or .csv, a store in .duckdb")
+        raise _unreadable(path, exc) from None
 
 
 def _host(url: str | None) -> str | None:
@@ -106,100 +88,338 @@ def _string_column(table: pa.Table, name: str, path: str) -> pa.ChunkedArray | N
     return col.cast(pa.large_string())
 
 
-def normalize(table: pa.Table, path: str, progress=None) -> Snapshot:
-    """Validate a raw table and tokenize it."""
+def _doc_ids(table: pa.Table, path: str, first_row: int) -> np.ndarray:
     n = table.num_rows
-    if n == 0:
-        raise BoilerscopeError(f"{path} holds no documents; give a snapshot with at least one row")
-    cols = table.column_names
-    texts = _string_column(table, "text", path)
-    if texts is None:
-        if "tokens" not in cols:
+    if "doc_id" not in table.column_names:
+        return np.arange(first_row, first_row + n, dtype=np.int64)
+    ids = table.column("doc_id")
+    if pa.types.is_null(ids.type) and n:
+        raise BoilerscopeError(f"{path}: column 'doc_id' has empty values; give every row an id")
+    if not pa.types.is_integer(ids.type):
+        raise BoilerscopeError(
+            f"{path}: column 'doc_id' holds {ids.type}; it must hold whole numbers")
+    if ids.null_count:
+        raise BoilerscopeError(f"{path}: column 'doc_id' has empty values; give every row an id")
+    if pa.types.is_uint64(ids.type) and n and pc.max(ids).as_py() > 2**63 - 1:
+        raise BoilerscopeError(
+            f"{path}: column 'doc_id' holds {pc.max(ids).as_py()}, above 2^63 - 1; doc_id must fit in int64")
+    return ids.cast(pa.int64()).to_numpy()
+
+
+@dataclass
+class Chunk:
+    """Consecutive documents of a snapshot, normalized and tokenized with the
+    snapshot's one vocabulary: ``table`` has doc_id, site, url, text;
+    ``tokens``/``span_start``/``span_end`` cover its documents in order and
+    ``n_tokens`` holds each document's token count."""
+
+    table: pa.Table
+    tokens: np.ndarray
+    span_start: np.ndarray
+    span_end: np.ndarray
+    n_tokens: np.ndarray
+
+
+class ContentHasher:
+    """The snapshot id, computed chunk by chunk: a hash of the doc_ids, the
+    sites, the URLs and the text (named by the input kind, so a ``tokens``
+    snapshot never shares an id with a ``text`` snapshot of the joined
+    tokens).  String columns are hashed as two streams, their offsets
+    (rebased to the whole snapshot) and their bytes, so the same documents in
+    one file or cut into any shards get the same id."""
+
+    COLUMNS = ("site", "url", "text")
+
+    def __init__(self):
+        self._ids = hashlib.blake2b(digest_size=16)
+        self._offs = {c: hashlib.blake2b(digest_size=16) for c in self.COLUMNS}
+        self._data = {c: hashlib.blake2b(digest_size=16) for c in self.COLUMNS}
+        self._base = dict.fromkeys(self.COLUMNS, 0)
+        self.kind = "text"
+
+    def update(self, table: pa.Table) -> None:
+        self._ids.update(np.ascontiguousarray(table.column("doc_id").to_numpy()).tobytes())
+        for name in self.COLUMNS:
+            col = table.column(name)
+            col = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+            arr = pc.fill_null(col.cast(pa.large_string()), "\x00null")
+            offs = np.frombuffer(arr.buffers()[1], np.int64)[arr.offset:arr.offset + len(arr) + 1]
+            # every offset after the first, rebased to the snapshot's start
+            self._offs[name].update((offs[1:] - offs[0] + self._base[name]).tobytes())
+            self._base[name] += int(offs[-1] - offs[0])
+            data = arr.buffers()[2]
+            if data is not None and offs[-1] > offs[0]:
+                self._data[name].update(memoryview(data)[offs[0]:offs[-1]])
+
+    def hexdigest(self) -> str:
+        h = hashlib.blake2b(digest_size=10)
+        h.update(self._ids.digest())
+        for name in self.COLUMNS:
+            h.update((self.kind if name == "text" else name).encode())
+            h.update(self._offs[name].digest())
+            h.update(self._data[name].digest())
+        return h.hexdigest()
+
+
+class SnapshotReader:
+    """A snapshot read as a stream of chunks (:class:`Chunk`), with bounded memory.
+
+    ``source`` is one file (``.parquet``, ``.jsonl``, ``.csv``), a folder of
+    ``.parquet`` or ``.jsonl`` shards, or a glob of them
+    (``crawl/part-*.parquet``); shards are read in name order, Parquet by
+    record batches of about ``chunk_bytes`` of data, JSONL by blocks.  Every
+    shard must have the first one's columns.  Token ids are given in order of
+    first occurrence over the whole snapshot, as one file would get them.
+
+    After :meth:`chunks` is exhausted: ``snapshot_id``, ``vocab``, ``df``
+    (documents per token), ``n_docs``, ``n_tokens``, ``n_sites``.
+    """
+
+    def __init__(self, source: str, *, progress=None, chunk_bytes: int = 64 << 20,
+                 _chunk_rows: int | None = None):
+        self.source = source
+        self.paths = resolve_source(source)
+        self.progress = progress
+        self.chunk_bytes = chunk_bytes
+        self._chunk_rows = _chunk_rows
+        self.vocab: list[str] = []
+        self._ids: dict[str, int] = {}
+        self.df = np.zeros(1024, np.int64)
+        self.hasher = ContentHasher()
+        self.n_docs = 0
+        self.n_tokens = 0
+        self._sites: set[str] = set()
+        self._columns: list[str] | None = None
+        self._doc_ids: list[tuple[str, np.ndarray]] = []
+        self.snapshot_id: str | None = None
+
+    @property
+    def n_sites(self) -> int:
+        return len(self._sites)
+
+    # -- reading ----------------------------------------------------------
+    def _tables(self, path: str):
+        """The raw tables of one shard, a chunk at a time."""
+        _check_file(path)
+        low = path.lower()
+        size = os.path.getsize(path)
+        try:
+            if low.endswith(".parquet"):
+                import pyarrow.parquet as pq
+                pf = pq.ParquetFile(path)
+                rows = pf.metadata.num_rows
+                if self._chunk_rows:
+                    batch = self._chunk_rows
+                else:
+                    raw = sum(pf.metadata.row_group(i).total_byte_size for i in range(pf.metadata.num_row_groups))
+                    batch = max(1024, int(rows * self.chunk_bytes / max(raw, 1)))
+                if rows == 0:
+                    yield pf.schema_arrow.empty_table(), size
+                    return
+                for rb in pf.iter_batches(batch_size=batch):
+                    yield pa.Table.from_batches([rb]), size * rb.num_rows // max(rows, 1)
+            elif low.endswith(".jsonl"):
+                import pyarrow.json as pj
+                reader = pj.open_json(path, read_options=pj.ReadOptions(block_size=min(self.chunk_bytes, 16 << 20)))
+                done = 0
+                for rb in reader:
+                    t = pa.Table.from_batches([rb])
+                    for piece in _pieces(t, self._chunk_rows):
+                        done_now = min(size, done + size * piece.num_rows // max(1, rb.num_rows))
+                        yield piece, done_now - done
+                        done = done_now
+            elif low.endswith(".csv"):
+                t = read_table(path)
+                for piece in _pieces(t, self._chunk_rows):
+                    yield piece, size * piece.num_rows // max(t.num_rows, 1)
+            else:
+                raise BoilerscopeError(
+                    f"{path}: unknown format; a snapshot ends in .parquet, .jsonl or .csv, a store in .duckdb")
+        except BoilerscopeError:
+            raise
+        except (pa.ArrowInvalid, pa.ArrowException, OSError, ValueError) as exc:
+            raise _unreadable(path, exc) from None
+
+    def chunks(self):
+        """Yield the snapshot's chunks; validates as it goes."""
+        row = 0
+        for path in self.paths:
+            tables = self._tables(path)
+            while True:
+                try:
+                    raw, nbytes = next(tables)
+                except StopIteration:
+                    break
+                except BoilerscopeError:
+                    raise
+                except (pa.ArrowInvalid, pa.ArrowException, OSError, ValueError) as exc:
+                    raise _unreadable(path, exc) from None
+                self._check_columns(raw, path)
+                if raw.num_rows:
+                    yield self._normalize(raw, path, row)
+                    row += raw.num_rows
+                if self.progress is not None:
+                    self.progress(nbytes)
+        if self.n_docs == 0:
+            raise BoilerscopeError(f"{self.source} holds no documents; give a snapshot with at least one row")
+        self._check_unique()
+        self.df = self.df[:len(self.vocab)]
+        self.snapshot_id = self.hasher.hexdigest()
+
+    def _check_columns(self, raw: pa.Table, path: str) -> None:
+        cols = raw.column_names
+        if self._columns is None:
+            self._columns = cols
+            if "text" not in cols and "tokens" not in cols:
+                raise BoilerscopeError(
+                    f"{path} has no 'text' or 'tokens' column (columns: {', '.join(cols)}); "
+                    "name the document text column 'text'")
+            self.hasher.kind = "text" if "text" in cols else "tokens"
+        elif sorted(cols) != sorted(self._columns):
             raise BoilerscopeError(
-                f"{path} has no 'text' or 'tokens' column (columns: {', '.join(cols)}); "
-                "name the document text column 'text'")
-        col = table.column("tokens")
-        if not (pa.types.is_list(col.type) or pa.types.is_large_list(col.type)) or not (
-                pa.types.is_string(col.type.value_type)
-                or pa.types.is_large_string(col.type.value_type)
-                or pa.types.is_null(col.type.value_type)):
-            raise BoilerscopeError(
-                f"{path}: column 'tokens' holds {col.type}, not lists of strings")
-        tokenized, texts = tokenize_token_lists(col)
-        texts = pa.chunked_array([texts])
-        # the input kind is part of the id: a tokens snapshot never shares an id
-        # (and so the stored spans) with a text snapshot of the joined tokens
-        text_digest = _column_digest(texts, "tokens")
+                f"{path} has the columns {', '.join(cols)} but {self.paths[0]} has "
+                f"{', '.join(self._columns)}; every shard must have the same columns")
+
+    def _normalize(self, table: pa.Table, path: str, first_row: int) -> Chunk:
+        n = table.num_rows
+        texts = _string_column(table, "text", path)
+        if texts is None:
+            col = table.column("tokens")
+            if not (pa.types.is_list(col.type) or pa.types.is_large_list(col.type)) or not (
+                    pa.types.is_string(col.type.value_type)
+                    or pa.types.is_large_string(col.type.value_type)
+                    or pa.types.is_null(col.type.value_type)):
+                raise BoilerscopeError(
+                    f"{path}: column 'tokens' holds {col.type}, not lists of strings")
+            tk, texts = tokenize_token_lists(col)
+        else:
+            texts = texts.fill_null("")
+            tk = tokenize_arrow(texts)
+        doc_id = _doc_ids(table, path, first_row)
+        urls = _string_column(table, "url", path)
+        url_list = urls.to_pylist() if urls is not None else [None] * n
+        sites = _string_column(table, "site", path)
+        site_list = sites.to_pylist() if sites is not None else [None] * n
+        site_list = [s if s else (_host(u) or "unknown") for s, u in zip(site_list, url_list)]
+        self._sites.update(site_list)
+        out = pa.table({
+            "doc_id": pa.array(doc_id, pa.int64()),
+            "site": pa.array(site_list, pa.string()),
+            "url": pa.array(url_list, pa.string()),
+            "text": (texts.combine_chunks() if isinstance(texts, pa.ChunkedArray) else texts).cast(pa.large_string()),
+        })
+        self.hasher.update(out)
+        self._doc_ids.append((path, doc_id))
+        # the chunk's token ids become the snapshot's (in order of first occurrence)
+        mapping = np.empty(len(tk.vocab), np.int32)
+        ids, vocab = self._ids, self.vocab
+        for i, t in enumerate(tk.vocab):
+            j = ids.get(t)
+            if j is None:
+                j = ids[t] = len(vocab)
+                vocab.append(t)
+            mapping[i] = j
+        if len(vocab) > self.df.shape[0]:
+            self.df = np.concatenate([self.df, np.zeros(max(len(vocab), 2 * self.df.shape[0]) - self.df.shape[0],
+                                                         np.int64)])
+        if len(tk.vocab):
+            self.df[mapping] += KB.word_df(tk.tokens, tk.doc_offsets, len(tk.vocab))[:len(tk.vocab)]
+        tokens = mapping[tk.tokens] if tk.tokens.shape[0] else tk.tokens.astype(np.int32)
+        self.n_docs += n
+        self.n_tokens += int(tk.tokens.shape[0])
+        return Chunk(table=out, tokens=tokens, span_start=tk.span_start, span_end=tk.span_end,
+                     n_tokens=np.diff(tk.doc_offsets).astype(np.int64))
+
+    def _check_unique(self) -> None:
+        ids = np.concatenate([a for _, a in self._doc_ids])
+        if np.unique(ids).shape[0] == ids.shape[0]:
+            return
+        vals, counts = np.unique(ids, return_counts=True)
+        dup = int(vals[counts > 1][0])
+        where = [p for p, a in self._doc_ids if (a == dup).any()]
+        shards = sorted(set(where), key=where.index)
+        place = shards[0] if len(shards) == 1 else f"{shards[0]} and {shards[1]}"
+        raise BoilerscopeError(f"{place}: doc_id {dup} appears more than once; doc_id must be unique")
+
+
+def _pieces(table: pa.Table, rows: int | None):
+    if not rows or table.num_rows <= rows:
+        yield table
+        return
+    for i in range(0, table.num_rows, rows):
+        yield table.slice(i, rows)
+
+
+def _unreadable(path: str, exc: BaseException) -> BoilerscopeError:
+    low = path.lower()
+    kind = {".parquet": "Parquet", ".jsonl": "JSONL", ".csv": "CSV"}.get(os.path.splitext(low)[1], "snapshot")
+    detail = _first_line(exc)
+    if "utf8" in detail.lower() or "utf-8" in detail.lower():
+        return BoilerscopeError(f"{path} is not valid UTF-8 ({detail}); re-encode it as UTF-8")
+    return BoilerscopeError(f"{path} is not a readable {kind} file ({detail}); check the file or export it again")
+
+
+SHARD_SUFFIXES = (".parquet", ".jsonl")
+
+
+def resolve_source(source: str) -> list[str]:
+    """The files a SOURCE names: one snapshot file, the ``.parquet`` or
+    ``.jsonl`` shards of a folder, or the files a glob matches (in name
+    order; shards of one format)."""
+    if "\x00" in source:
+        raise BoilerscopeError("the snapshot path holds a NUL byte; give a plain file path")
+    if any(ch in source for ch in "*?[") and not os.path.exists(source):
+        paths = sorted(p for p in glob.glob(source) if not os.path.isdir(p))
+        if not paths:
+            raise BoilerscopeError(f"{source} matches no file; give a snapshot, a folder of shards "
+                                   "or a pattern such as crawl/part-*.parquet")
+        bad = [p for p in paths if not p.lower().endswith(SHARD_SUFFIXES)]
+        if bad:
+            raise BoilerscopeError(f"{bad[0]} matches {source} but is not a .parquet or .jsonl shard; "
+                                   "make the pattern match only the shards")
+    elif os.path.isdir(source):
+        paths = sorted(os.path.join(source, n) for n in os.listdir(source)
+                       if n.lower().endswith(SHARD_SUFFIXES) and not n.startswith(".")
+                       and not os.path.isdir(os.path.join(source, n)))
+        if not paths:
+            raise BoilerscopeError(f"{source} is a folder without .parquet or .jsonl shards; "
+                                   "give a snapshot file or a folder of shards")
     else:
-        texts = texts.fill_null("")
-        # hash the text while it is tokenized (hashlib releases the GIL)
-        from concurrent.futures import ThreadPoolExecutor
-        with ThreadPoolExecutor(1) as ex:
-            text_digest = ex.submit(_column_digest, texts, "text")
-            tokenized = tokenize_arrow(texts, progress=progress)
-            text_digest = text_digest.result()
-
-    if "doc_id" in cols:
-        ids = table.column("doc_id")
-        if not pa.types.is_integer(ids.type):
-            raise BoilerscopeError(
-                f"{path}: column 'doc_id' holds {ids.type}; it must hold whole numbers")
-        if ids.null_count:
-            raise BoilerscopeError(f"{path}: column 'doc_id' has empty values; give every row an id")
-        if pa.types.is_uint64(ids.type) and pc.max(ids).as_py() > 2**63 - 1:
-            raise BoilerscopeError(
-                f"{path}: column 'doc_id' holds {pc.max(ids).as_py()}, above 2^63 - 1; doc_id must fit in int64")
-        doc_id = ids.cast(pa.int64()).to_numpy()
-        if np.unique(doc_id).shape[0] != n:
-            vals, counts = np.unique(doc_id, return_counts=True)
-            dup = int(vals[counts > 1][0])
-            raise BoilerscopeError(
-                f"{path}: doc_id {dup} appears more than once; doc_id must be unique")
-    else:
-        doc_id = np.arange(n, dtype=np.int64)
-
-    urls = _string_column(table, "url", path)
-    url_list = urls.to_pylist() if urls is not None else [None] * n
-    sites = _string_column(table, "site", path)
-    site_list = sites.to_pylist() if sites is not None else [None] * n
-    site_list = [s if s else (_host(u) or "unknown") for s, u in zip(site_list, url_list)]
-
-    out = pa.table({
-        "doc_id": pa.array(doc_id, pa.int64()),
-        "site": pa.array(site_list, pa.string()),
-        "url": pa.array(url_list, pa.string()),
-        "text": texts.combine_chunks() if isinstance(texts, pa.ChunkedArray) else texts,
-    })
-    return Snapshot(table=out, tokenized=tokenized, snapshot_id=content_id(out, text_digest),
-                    source=os.path.abspath(path))
+        _check_file(source)
+        return [source]
+    if len({os.path.splitext(p.lower())[1] for p in paths}) > 1:
+        raise BoilerscopeError(f"{source} mixes .parquet and .jsonl shards; give shards of one format")
+    return paths
 
 
-def _column_digest(col, name: str) -> bytes:
-    """Digest of a string column's offsets (rebased) and bytes; nulls differ from ''."""
-    if isinstance(col, pa.ChunkedArray):
-        col = col.combine_chunks()
-    arr = pc.fill_null(col.cast(pa.large_string()), "\x00null")
-    offs = np.frombuffer(arr.buffers()[1], np.int64)[arr.offset:arr.offset + len(arr) + 1]
-    h = hashlib.blake2b(digest_size=16)
-    h.update(name.encode())
-    h.update((offs - offs[0]).tobytes())
-    data = arr.buffers()[2]
-    if data is not None:
-        h.update(memoryview(data)[offs[0]:offs[-1]])
-    return h.digest()
+def _check_file(path: str) -> None:
+    if "\x00" in path:
+        raise BoilerscopeError("the snapshot path holds a NUL byte; give a plain file path")
+    if not os.path.exists(path):
+        raise BoilerscopeError(
+            f"{path}: file not found; give the path of a .parquet, .jsonl or .csv snapshot")
+    if os.path.isdir(path):
+        raise BoilerscopeError(f"{path} is a folder; give a .parquet, .jsonl or .csv file")
+    if not stat.S_ISREG(os.stat(path).st_mode):
+        # a FIFO or a device would block or never end
+        raise BoilerscopeError(f"{path} is not a regular file; give a .parquet, .jsonl or .csv file")
+    if not path.lower().endswith(SNAPSHOT_SUFFIXES):
+        raise BoilerscopeError(
+            f"{path}: unknown format; a snapshot ends in .parquet, .jsonl or .csv, a store in .duckdb")
 
 
-def content_id(table: pa.Table, text_digest: bytes | None = None) -> str:
-    """Content hash of a normalized snapshot (same content, same id,
-    whatever the file format)."""
-    h = hashlib.blake2b(digest_size=10)
-    h.update(np.ascontiguousarray(table.column("doc_id").to_numpy()).tobytes())
-    for name in ("site", "url"):
-        h.update(_column_digest(table.column(name), name))
-    h.update(text_digest if text_digest is not None else _column_digest(table.column("text"), "text"))
-    return h.hexdigest()
-
-
-def load(path: str, progress=None) -> Snapshot:
-    """Read, validate and tokenize a snapshot file."""
-    return normalize(read_table(path), path, progress=progress)
+def load(source: str, progress=None) -> Snapshot:
+    """Read, validate and tokenize a whole snapshot in memory (the stream of
+    :class:`SnapshotReader` gathered; same ids, same snapshot id)."""
+    reader = SnapshotReader(source, progress=progress)
+    parts = list(reader.chunks())
+    lengths = np.concatenate([c.n_tokens for c in parts])
+    doc_offsets = np.zeros(lengths.shape[0] + 1, np.int64)
+    np.cumsum(lengths, out=doc_offsets[1:])
+    tk = Tokenized(tokens=np.concatenate([c.tokens for c in parts]).astype(np.int32, copy=False),
+                   doc_offsets=doc_offsets,
+                   span_start=np.concatenate([c.span_start for c in parts]),
+                   span_end=np.concatenate([c.span_end for c in parts]), vocab=reader.vocab)
+    table = pa.concat_tables([c.table for c in parts])
+    return Snapshot(table=table, tokenized=tk, snapshot_id=reader.snapshot_id,
+                    source=os.path.abspath(source), vocab_df=reader.df)

@@ -33,6 +33,7 @@ import polars as pl
 import pyarrow as pa
 
 from .errors import BoilerscopeError
+from .files import NpyAppender
 
 log = logging.getLogger(__name__)
 
@@ -117,6 +118,10 @@ LEGACY_COLUMNS = {"decisions": ["phrase", "decision", "note", "updated"]}
 RUN_TABLES = ("run_phrases", "run_occurrences", "run_documents", "run_spans")
 ARRAY_NAMES = ("tokens", "doc_offsets", "span_start", "span_end")
 DECISIONS = ("noise", "keep", "unsure")
+
+
+class _AlreadyStored(Exception):
+    """The streamed snapshot's content is already stored (rolls back the copy)."""
 
 
 @dataclass
@@ -321,76 +326,97 @@ class Store:
                 f"{self.path} holds no snapshot yet; run 'boilerscope ingest SNAPSHOT --db {self.path}'")
         return sid
 
-    def add_snapshot(self, snap, vocab_df: np.ndarray) -> bool:
-        """Store a tokenized snapshot; False when the same content is there."""
-        if self.has_snapshot(snap.snapshot_id):
-            return False
-        tk = snap.tokenized
-        final = os.path.join(self.arrays_root, snap.snapshot_id)
-        n_docs = tk.n_docs
-        docs = pa.table({
-            "snapshot_id": pa.array([snap.snapshot_id] * n_docs, pa.string()),
-            "doc_index": pa.array(np.arange(n_docs, dtype=np.int32)),
-            "doc_id": snap.table.column("doc_id"),
-            "site": snap.table.column("site"),
-            "url": snap.table.column("url"),
-            "text": snap.table.column("text"),
-            "n_tokens": pa.array(np.diff(tk.doc_offsets)),
-            "token_start": pa.array(tk.doc_offsets[:-1]),
-        })
-        vocab = pa.table({
-            "snapshot_id": pa.array([snap.snapshot_id] * len(tk.vocab), pa.string()),
-            "token_id": pa.array(np.arange(len(tk.vocab), dtype=np.int32)),
-            "token": pa.array(tk.vocab, pa.string()),
-            "df": pa.array(vocab_df.astype(np.int64)),
-        })
-        n_sites = len(set(snap.table.column("site").to_pylist()))
+    def add_snapshot(self, reader) -> tuple[str, bool]:
+        """Store a snapshot streamed chunk by chunk, in one transaction;
+        returns (snapshot_id, created), created False when the same content
+        was already there (nothing is then added).
 
+        ``reader`` is a :class:`~engine.snapshot.SnapshotReader` (or anything
+        with its ``chunks()``, and after them ``snapshot_id``, ``source``,
+        ``vocab``, ``df``, ``n_docs``, ``n_tokens``, ``n_sites``).  Documents
+        are inserted as they come under a temporary id, and the token arrays
+        appended to files in a temporary folder; once the id is known (the
+        hash of the whole content) the rows take it and the folder is renamed
+        into place before the commit.  Any failure rolls the rows back and
+        removes the folder: the store keeps what it had.
+        """
+        tmp_id = f".ingest-{uuid.uuid4().hex}"
         tmp = os.path.join(self.arrays_root, f".tmp-{uuid.uuid4().hex}")
         try:
             os.makedirs(tmp, exist_ok=False)
         except OSError as exc:
             raise BoilerscopeError(f"cannot write the token arrays in {self.arrays_root} "
                                    f"({exc.strerror or exc}); check its permissions or use another --db") from None
-
-        def save_arrays():
-            for name in ARRAY_NAMES:
-                np.save(os.path.join(tmp, name + ".npy"), getattr(tk, name))
-
-        # the arrays are written while DuckDB inserts the tables; the folder is
-        # renamed into place before the transaction commits
-        from concurrent.futures import ThreadPoolExecutor
-        pool = ThreadPoolExecutor(1)
-        saving = pool.submit(save_arrays)
+        dtypes = {"tokens": np.int32, "doc_offsets": np.int64, "span_start": np.int32, "span_end": np.int32}
+        writers = {name: NpyAppender(os.path.join(tmp, name + ".npy"), dtypes[name]) for name in ARRAY_NAMES}
+        final = None
 
         def write(cur):
-            cur.register("_docs", docs)
-            cur.execute("INSERT INTO documents SELECT * FROM _docs")
+            nonlocal final
+            writers["doc_offsets"].append(np.zeros(1, np.int64))
+            base, doc_index = 0, 0
+            for chunk in reader.chunks():
+                n = chunk.table.num_rows
+                ends = base + np.cumsum(chunk.n_tokens)
+                docs = pa.table({
+                    "doc_index": pa.array(np.arange(doc_index, doc_index + n, dtype=np.int32)),
+                    "doc_id": chunk.table.column("doc_id"),
+                    "site": chunk.table.column("site"),
+                    "url": chunk.table.column("url"),
+                    "text": chunk.table.column("text"),
+                    "n_tokens": pa.array(chunk.n_tokens),
+                    "token_start": pa.array(ends - chunk.n_tokens),
+                })
+                cur.register("_docs", docs)
+                cur.execute("INSERT INTO documents SELECT ? AS snapshot_id, * FROM _docs", [tmp_id])
+                cur.unregister("_docs")
+                writers["tokens"].append(chunk.tokens)
+                writers["span_start"].append(chunk.span_start)
+                writers["span_end"].append(chunk.span_end)
+                writers["doc_offsets"].append(ends)
+                base = int(ends[-1]) if n else base
+                doc_index += n
+            for w in writers.values():
+                w.close()
+            sid = reader.snapshot_id
+            if cur.execute("SELECT count(*) FROM snapshots WHERE snapshot_id = ?", [sid]).fetchone()[0]:
+                raise _AlreadyStored(sid)
+            cur.execute("UPDATE documents SET snapshot_id = ? WHERE snapshot_id = ?", [sid, tmp_id])
+            vocab = pa.table({
+                "token_id": pa.array(np.arange(len(reader.vocab), dtype=np.int32)),
+                "token": pa.array(reader.vocab, pa.string()),
+                "df": pa.array(np.asarray(reader.df, np.int64)),
+            })
             cur.register("_vocab", vocab)
-            cur.execute("INSERT INTO vocabulary SELECT * FROM _vocab")
+            cur.execute("INSERT INTO vocabulary SELECT ? AS snapshot_id, * FROM _vocab", [sid])
+            cur.unregister("_vocab")
             cur.execute(
                 "INSERT INTO snapshots(snapshot_id, source, documents, tokens, sites, vocabulary)"
                 " VALUES (?, ?, ?, ?, ?, ?)",
-                [snap.snapshot_id, snap.source, n_docs, tk.n_tokens, n_sites, len(tk.vocab)])
-            saving.result()
+                [sid, os.path.abspath(reader.source), reader.n_docs, reader.n_tokens, reader.n_sites,
+                 len(reader.vocab)])
+            final = os.path.join(self.arrays_root, sid)
             if os.path.exists(final):
                 shutil.rmtree(final)
             os.replace(tmp, final)
+            return sid
 
         try:
-            self._write(write)
-        except BaseException as exc:
-            saving.cancel()
-            pool.shutdown(wait=True)
+            return self._write(write), True
+        except _AlreadyStored as exc:
             shutil.rmtree(tmp, ignore_errors=True)
-            shutil.rmtree(final, ignore_errors=True)
+            return exc.args[0], False
+        except BaseException as exc:
+            for w in writers.values():
+                w.discard()
+            shutil.rmtree(tmp, ignore_errors=True)
+            if final is not None:
+                shutil.rmtree(final, ignore_errors=True)
             if isinstance(exc, OSError):
                 raise BoilerscopeError(f"cannot write the token arrays in {self.arrays_root} "
                                        f"({exc.strerror or exc}); nothing was stored: free some disk "
                                        "space or use another --db") from None
             raise
-        pool.shutdown(wait=True)
-        return True
 
     def arrays(self, snapshot_id: str) -> SnapshotArrays:
         folder = os.path.join(self.arrays_root, snapshot_id)

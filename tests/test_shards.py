@@ -1,0 +1,200 @@
+"""Sharded snapshots (a folder or a glob of Parquet/JSONL shards), streamed.
+
+The streamed reader must give exactly what one file gives: the same token
+ids, spans, vocabulary, document frequencies and snapshot id, whatever the
+cut into shards and chunks; bad shards are named in one line and leave the
+store as it was.
+"""
+import json
+import os
+import random
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from engine.api import ingest, mine
+from engine.snapshot import SnapshotReader, load
+from engine.store import Store
+from test_cli import assert_one_line_error
+from test_faults import leftovers, store_state
+
+WORDS = ["alpha", "Beta", "gamma", "δέλτα", "e-mail", "x", "2024", "ünï"]
+
+
+def documents(n, seed=0, sites=3):
+    rng = random.Random(seed)
+    docs = []
+    for i in range(n):
+        body = " ".join(rng.choice(WORDS) for _ in range(rng.randint(0, 30)))
+        docs.append({"doc_id": 1000 + 7 * i, "url": f"https://s{i % sites}.example/p{i}",
+                     "text": f"Header of the site. {body} Footer © 2024 all rights reserved"})
+    return docs
+
+
+def write_parquet(path, docs, row_group=None):
+    table = pa.table({k: [d[k] for d in docs] for k in ("doc_id", "url", "text")})
+    pq.write_table(table, path, row_group_size=row_group)
+
+
+def write_jsonl(path, docs):
+    with open(path, "w", encoding="utf-8") as fh:
+        for d in docs:
+            fh.write(json.dumps(d, ensure_ascii=False) + "\n")
+
+
+def cut(docs, sizes):
+    out, i = [], 0
+    for s in sizes:
+        out.append(docs[i:i + s])
+        i += s
+    out.append(docs[i:])
+    return out
+
+
+def gathered(reader):
+    parts = list(reader.chunks())
+    return (np.concatenate([c.tokens for c in parts]), np.concatenate([c.n_tokens for c in parts]),
+            np.concatenate([c.span_start for c in parts]), np.concatenate([c.span_end for c in parts]),
+            list(reader.vocab), reader.df.copy(), reader.snapshot_id)
+
+
+def same(a, b):
+    for x, y in zip(a, b):
+        if isinstance(x, np.ndarray):
+            assert np.array_equal(x, y)
+        else:
+            assert x == y
+
+
+@settings(max_examples=25, deadline=None)
+@given(n=st.integers(1, 40), seed=st.integers(0, 10**6), data=st.data())
+def test_any_cut_into_shards_and_chunks_reads_as_one_file(tmp_path_factory, n, seed, data):
+    d = tmp_path_factory.mktemp("cut")
+    docs = documents(n, seed)
+    write_parquet(d / "one.parquet", docs)
+    whole = gathered(SnapshotReader(str(d / "one.parquet")))
+    sizes = data.draw(st.lists(st.integers(0, n), max_size=4))
+    shards = d / "shards"
+    shards.mkdir()
+    for i, part in enumerate(cut(docs, sizes)):
+        if part:
+            write_parquet(shards / f"part-{i:03d}.parquet", part, row_group=data.draw(st.integers(1, 8)))
+    rows = data.draw(st.integers(1, 9))
+    same(gathered(SnapshotReader(str(shards), _chunk_rows=rows)), whole)
+    same(gathered(SnapshotReader(str(d / "one.parquet"), _chunk_rows=rows)), whole)
+
+
+def test_jsonl_shards_and_a_glob_read_as_the_parquet_file(tmp_path):
+    docs = documents(120, seed=3)
+    write_parquet(tmp_path / "one.parquet", docs)
+    whole = gathered(SnapshotReader(str(tmp_path / "one.parquet")))
+    (tmp_path / "j").mkdir()
+    for i, part in enumerate(cut(docs, [50, 1, 30])):
+        write_jsonl(tmp_path / "j" / f"part-{i}.jsonl", part)
+    same(gathered(SnapshotReader(str(tmp_path / "j"), _chunk_rows=7)), whole)
+    (tmp_path / "p").mkdir()
+    for i, part in enumerate(cut(docs, [60])):
+        write_parquet(tmp_path / "p" / f"crawl-{i}.parquet", part)
+    (tmp_path / "p" / "notes.txt").write_text("not a shard")
+    same(gathered(SnapshotReader(str(tmp_path / "p" / "crawl-*.parquet"))), whole)
+    assert len(SnapshotReader(str(tmp_path / "p")).paths) == 2
+
+
+def test_ingest_and_mine_a_shard_folder_as_one_file(tmp_path):
+    docs = documents(300, seed=5)
+    write_parquet(tmp_path / "one.parquet", docs)
+    (tmp_path / "shards").mkdir()
+    for i, part in enumerate(cut(docs, [17, 150, 3])):
+        write_parquet(tmp_path / "shards" / f"part-{i}.parquet", part, row_group=11)
+    db = str(tmp_path / "s.duckdb")
+    sid, created = ingest(str(tmp_path / "shards"), db)
+    assert created
+    # the same content from one file is the same snapshot
+    assert ingest(str(tmp_path / "one.parquet"), db) == (sid, False)
+    one = mine(str(tmp_path / "one.parquet"), 5, 3, db=str(tmp_path / "one.duckdb"))
+    many = mine(str(tmp_path / "shards"), 5, 3, db=str(tmp_path / "many.duckdb"))
+    assert one.summary["snapshot_id"] == many.summary["snapshot_id"] == sid
+    assert one.phrases.equals(many.phrases)
+    assert one.documents.equals(many.documents)
+    with Store(db, read_only=True) as st:
+        snap = load(str(tmp_path / "one.parquet"))
+        arrays = st.arrays(sid)
+        assert np.array_equal(arrays.tokens, snap.tokenized.tokens)
+        assert np.array_equal(arrays.doc_offsets, snap.tokenized.doc_offsets)
+        assert np.array_equal(arrays.span_start, snap.tokenized.span_start)
+        assert st.vocabulary(sid) == snap.tokenized.vocab
+        docs_stored = st.documents_meta(sid)
+        assert docs_stored["doc_id"].to_list() == [d["doc_id"] for d in docs]
+        assert st.document(sid, 299)["text"] == docs[299]["text"]
+
+
+@pytest.fixture
+def stored(tmp_path, cli):
+    """A store holding one snapshot and one run (to check bad shards change nothing)."""
+    write_parquet(tmp_path / "first.parquet", documents(40, seed=9))
+    db = tmp_path / "s.duckdb"
+    assert cli("mine", tmp_path / "first.parquet", "--db", db, "--sigma", 5, "--quiet")[0] == 0
+    return db
+
+
+def shard_folder(tmp_path, name, docs_lists):
+    folder = tmp_path / name
+    folder.mkdir()
+    for i, docs in enumerate(docs_lists):
+        write_parquet(folder / f"part-{i}.parquet", docs)
+    return folder
+
+
+def test_duplicate_doc_id_across_shards(tmp_path, cli, stored):
+    docs = documents(30, seed=1)
+    folder = shard_folder(tmp_path, "dup", [docs[:20], docs[15:]])
+    before = store_state(stored)
+    status, out, err = cli("ingest", folder, "--db", stored, "--quiet")
+    assert_one_line_error(status, out, err, "doc_id 1105", "more than once", "part-0.parquet", "part-1.parquet")
+    assert store_state(stored) == before
+    assert leftovers(tmp_path) == []
+
+
+@pytest.mark.parametrize("case", ["columns", "schema", "corrupt"])
+def test_a_bad_shard_is_named_and_nothing_is_stored(tmp_path, cli, stored, case):
+    docs = documents(30, seed=2)
+    folder = shard_folder(tmp_path, "bad", [docs[:10], docs[10:20], docs[20:]])
+    bad = folder / "part-2.parquet"
+    if case == "columns":
+        pq.write_table(pa.table({"doc_id": [1, 2], "body": ["a", "b"], "url": ["u", "v"]}), bad)
+        words = ("part-2.parquet", "same columns")
+    elif case == "schema":
+        pq.write_table(pa.table({"doc_id": [1, 2], "url": ["u", "v"], "text": [1.5, 2.5]}), bad)
+        words = ("part-2.parquet", "not strings")
+    else:
+        bad.write_bytes(b"PAR1" + os.urandom(500) + b"PAR1")
+        words = ("part-2.parquet", "not a readable parquet")
+    before = store_state(stored)
+    assert_one_line_error(*cli("ingest", folder, "--db", stored, "--quiet"), *words)
+    assert store_state(stored) == before
+    assert leftovers(tmp_path) == []
+    # a new store is not left behind half-made either
+    assert_one_line_error(*cli("ingest", folder, "--db", tmp_path / "new.duckdb", "--quiet"), *words)
+    assert not (tmp_path / "new.duckdb").exists() and not (tmp_path / "new.duckdb.arrays").exists()
+
+
+def test_bad_sources(tmp_path, cli):
+    (tmp_path / "empty").mkdir()
+    assert_one_line_error(*cli("ingest", tmp_path / "empty", "--quiet"), "without .parquet or .jsonl shards")
+    assert_one_line_error(*cli("ingest", tmp_path / "nothing-*.parquet", "--quiet"), "matches no file")
+    mixed = tmp_path / "mixed"
+    mixed.mkdir()
+    write_parquet(mixed / "a.parquet", documents(3))
+    write_jsonl(mixed / "b.jsonl", documents(3))
+    assert_one_line_error(*cli("ingest", mixed, "--quiet"), "mixes .parquet and .jsonl")
+    (mixed / "notes.txt").write_text("not a shard")
+    assert_one_line_error(*cli("ingest", tmp_path / "mixed" / "*", "--quiet"), "notes.txt", "not a .parquet")
+    only_empty = tmp_path / "only-empty"
+    only_empty.mkdir()
+    write_parquet(only_empty / "a.parquet", [])
+    assert_one_line_error(*cli("ingest", only_empty, "--quiet"), "holds no documents")
+    assert not (tmp_path / "boilerscope.duckdb").exists()
