@@ -98,7 +98,7 @@ def ingest(source: str, db: str = DEFAULT_DB, *, progress: bool = False,
     ``source`` is a snapshot file (``.parquet``, ``.jsonl``, ``.csv``), a
     folder of ``.parquet`` or ``.jsonl`` shards, or a glob of shards
     (``crawl/part-*.parquet``).  Memory holds one chunk of documents (about
-    64 MB of data), the vocabulary and 8 bytes per document.
+    16 MB of data, two at a time), the vocabulary and 8 bytes per document.
 
     Returns
     -------

@@ -41,13 +41,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"boilerscope {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
-    ing = sub.add_parser("ingest", help="load a snapshot (.parquet, .jsonl, .csv) into the store")
-    ing.add_argument("snapshot")
+    ing = sub.add_parser("ingest", help="load a snapshot (.parquet, .jsonl, .csv, or shards) into the store")
+    ing.add_argument("snapshot", help="a snapshot file, a folder of .parquet or .jsonl shards, "
+                                      "or a glob of shards ('crawl/part-*.parquet')")
     ing.add_argument("--db", default="boilerscope.duckdb", help="the store (default: %(default)s)")
     ing.add_argument("--quiet", action="store_true", help="no progress bars")
 
     m = sub.add_parser("mine", help="mine the maximal repeated phrases and the coverage")
-    m.add_argument("source", help="a snapshot (ingested first) or a store (.duckdb)")
+    m.add_argument("source", help="a snapshot file or shards (ingested first), or a store (.duckdb)")
     m.add_argument("--sigma", default=str(DEFAULT_SIGMA),
                    help="minimum documents: a count or a share like 0.5%% (default %(default)s)")
     m.add_argument("--min-len", default=str(DEFAULT_MIN_LEN),

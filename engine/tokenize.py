@@ -94,6 +94,14 @@ def _as_large_string(arr: pa.Array | pa.ChunkedArray) -> pa.LargeStringArray:
     return arr
 
 
+def _grown(a: np.ndarray, size: int, used: int) -> np.ndarray:
+    """A larger buffer holding the first ``used`` items of ``a`` (np.resize
+    would also fill the rest by repeating ``a``)."""
+    out = np.empty(size, a.dtype)
+    out[:used] = a[:used]
+    return out
+
+
 def _tokenize_slice(data, offsets, cls, d_lo, d_hi, chunk_bytes, progress, start_size=1 << 16):
     """Tokenize documents [d_lo, d_hi) with a hash table of its own.
 
@@ -141,16 +149,16 @@ def _tokenize_slice(data, offsets, cls, d_lo, d_hi, chunk_bytes, progress, start
                 slot_id = K.rehash(raw_hash, n_raw, cap)
             if n_raw + 2 > raw_hash.shape[0]:
                 size = 2 * raw_hash.shape[0]
-                raw_hash = np.resize(raw_hash, size)
-                raw_ascii = np.resize(raw_ascii, size)
-                raw_off = np.resize(raw_off, size + 1)
+                raw_hash = _grown(raw_hash, size, n_raw)
+                raw_ascii = _grown(raw_ascii, size, n_raw)
+                raw_off = _grown(raw_off, size + 1, n_raw + 1)
             if n_raw_bytes + need > raw_bytes.shape[0]:
-                raw_bytes = np.resize(raw_bytes, max(n_raw_bytes + need, 2 * raw_bytes.shape[0]))
+                raw_bytes = _grown(raw_bytes, max(n_raw_bytes + need, 2 * raw_bytes.shape[0]), n_raw_bytes)
             if nt + 1 > out_tok.shape[0]:
                 size = 2 * out_tok.shape[0]
-                out_tok = np.resize(out_tok, size)
-                out_st = np.resize(out_st, size)
-                out_en = np.resize(out_en, size)
+                out_tok = _grown(out_tok, size, nt)
+                out_st = _grown(out_st, size, nt)
+                out_en = _grown(out_en, size, nt)
         if progress is not None:
             progress(int(offs[d1] - offs[d0]))
         d0 = d1
@@ -160,7 +168,8 @@ def _tokenize_slice(data, offsets, cls, d_lo, d_hi, chunk_bytes, progress, start
 
 def tokenize_arrow(texts: pa.Array | pa.ChunkedArray, *, progress=None,
                    chunk_bytes: int = 16 << 20, workers: int | None = None,
-                   parallel_min_bytes: int = 8 << 20, _start_size: int = 1 << 16) -> Tokenized:
+                   parallel_min_bytes: int = 8 << 20, vocabulary: tuple[dict, list] | None = None,
+                   _start_size: int = 1 << 16) -> Tokenized:
     """Tokenize an Arrow string column (nulls are empty documents).
 
     Parameters
@@ -175,6 +184,10 @@ def tokenize_arrow(texts: pa.Array | pa.ChunkedArray, *, progress=None,
         table (merged by token text afterwards); 1 is the serial twin.
     parallel_min_bytes : int
         Below this much text one thread is used.
+    vocabulary : (dict, list), optional
+        A vocabulary to extend (token -> id, and the tokens by id), for a
+        corpus tokenized in chunks: ids continue the given ones, and the
+        returned ``vocab`` is that list.
     _start_size : int
         Initial buffer size (a power of two; tests pass tiny ones so that
         every regrowth path runs).
@@ -212,8 +225,7 @@ def tokenize_arrow(texts: pa.Array | pa.ChunkedArray, *, progress=None,
         parts = [run(slices[0])]
 
     # full Unicode lowercasing, once per distinct raw token of each slice
-    lowered: dict[str, int] = {}
-    vocab: list[str] = []
+    lowered, vocab = vocabulary if vocabulary is not None else ({}, [])
     mappings = []
     for (_, _, _, _, raw_off, raw_bytes, raw_ascii, n_raw) in parts:
         raw = pa.LargeStringArray.from_buffers(n_raw, pa.py_buffer(raw_off), pa.py_buffer(raw_bytes))
@@ -249,7 +261,7 @@ def tokenize_lists(token_lists: list[list[str] | None]) -> tuple[Tokenized, list
     return tk, texts.to_pylist()
 
 
-def tokenize_token_lists(col) -> tuple[Tokenized, pa.Array]:
+def tokenize_token_lists(col, vocabulary: tuple[dict, list] | None = None) -> tuple[Tokenized, pa.Array]:
     """Documents given as token lists (already tokenized by the index).
 
     Tokens are used as given (null tokens skipped), lowercased with
@@ -261,6 +273,8 @@ def tokenize_token_lists(col) -> tuple[Tokenized, pa.Array]:
     Parameters
     ----------
     col : pyarrow list<string> (or list<null>) array or chunked array
+    vocabulary : (dict, list), optional
+        A vocabulary to extend, as in :func:`tokenize_arrow`.
 
     Returns
     -------
@@ -291,7 +305,8 @@ def tokenize_token_lists(col) -> tuple[Tokenized, pa.Array]:
         char_len = ex.submit(lambda: pc.utf8_length(values).to_numpy(zero_copy_only=False))
         enc = pc.dictionary_encode(values)
         raw = enc.dictionary.to_pylist()
-        ids, vocab, mapping = {}, [], np.empty(len(raw), np.int32)
+        ids, vocab = vocabulary if vocabulary is not None else ({}, [])
+        mapping = np.empty(len(raw), np.int32)
         for i, t in enumerate(raw):
             low = t.lower()
             j = ids.get(low)
