@@ -36,7 +36,9 @@ def documents_in_bin(db, run_id, sid, site, b, limit=200):
     return views.documents_in_bin(conn._store(db), run_id, sid, site, b, BINS, limit)
 
 
-rank = ranking(s.path, run_id, sid).join(top_phrases(s.path, run_id, sid), on="site", how="left")
+# a site without repeated phrases shows an empty cell, not "None"
+rank = (ranking(s.path, run_id, sid).join(top_phrases(s.path, run_id, sid), on="site", how="left")
+        .with_columns(pl.col("top_phrases").fill_null("")))
 summary = conn.run_summary(s.path, run_id).get("summary", {})
 all_sites = rank["site"].to_list()
 colour = {site: render.SITE_COLOURS[i % len(render.SITE_COLOURS)] for i, site in enumerate(sorted(all_sites))}
