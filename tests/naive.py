@@ -93,3 +93,103 @@ def cut_text(text: str, spans: list[tuple[int, int]], mask: list[bool]) -> str:
         i = j + 1
     out.append(text[last:])
     return "".join(out)
+
+
+# -- templates (issue 9) ----------------------------------------------------
+SLOT = None  # a slot in a pattern tuple: 1 to W tokens
+
+
+def pattern_matches(pattern: tuple, doc: list, start: int, max_slot: int) -> set[int]:
+    """Every end e such that doc[start:e] matches the pattern."""
+    ends = {start}
+    for item in pattern:
+        nxt = set()
+        for e in ends:
+            if item is SLOT:
+                nxt.update(e + w for w in range(1, max_slot + 1) if e + w <= len(doc))
+            elif e < len(doc) and doc[e] == item:
+                nxt.add(e + 1)
+        ends = nxt
+    return ends
+
+
+def pattern_df(pattern: tuple, docs: list[list], max_slot: int) -> int:
+    return sum(any(pattern_matches(pattern, d, s, max_slot) for s in range(len(d))) for d in docs)
+
+
+def segments(pattern: tuple) -> list[tuple]:
+    out, cur = [], []
+    for item in pattern:
+        if item is SLOT:
+            out.append(tuple(cur))
+            cur = []
+        else:
+            cur.append(item)
+    out.append(tuple(cur))
+    return out
+
+
+def extensions(pattern: tuple, vocab: list, max_slot: int):
+    """The single-step extensions of the maximality rule: a token at either
+    end, a slot and a token at either end, a slot made constant (1..W
+    tokens).  Each occurs only where the pattern occurs."""
+    def words(k):
+        out = [()]
+        for _ in range(k):
+            out = [w + (x,) for w in out for x in vocab]
+        return out
+    for x in vocab:
+        yield (x,) + pattern
+        yield pattern + (x,)
+        yield (x, SLOT) + pattern
+        yield pattern + (SLOT, x)
+    for i, item in enumerate(pattern):
+        if item is not SLOT:
+            continue
+        for k in range(1, max_slot + 1):
+            for f in words(k):
+                yield pattern[:i] + f + pattern[i + 1:]
+
+
+def templates(docs: list[list], sigma: int, min_len: int, max_slot: int) -> dict[tuple, int]:
+    """The maximal frequent templates, by the definitions (README, Templates):
+    {pattern tuple (None for a slot): df}.
+
+    A template has at least one slot; its anchor is its leftmost constant
+    segment of at least A = max(2, ceil(L/2)) tokens; df >= sigma, df >=
+    half the anchor's df (as a phrase), at least L constant tokens; and no
+    single-step extension (see :func:`extensions`) has the same df (an
+    extension occurs only where the pattern does, so never in more documents).
+    """
+    anchor_len = max(2, -(-min_len // 2))
+    vocab = sorted({t for d in docs for t in d})
+    found = set()
+    for d in docs:
+        n = len(d)
+
+        def grow(pos, cur):
+            found.add(cur)
+            if pos >= n:
+                return
+            grow(pos + 1, cur + (d[pos],))
+            for w in range(1, max_slot + 1):
+                if pos + w < n:
+                    grow(pos + w + 1, cur + (SLOT, d[pos + w]))
+
+        for s in range(n):
+            grow(s + 1, (d[s],))
+    out = {}
+    for p in found:
+        segs = segments(p)
+        if len(segs) < 2 or sum(map(len, segs)) < min_len:
+            continue
+        anchor = next((c for c in segs if len(c) >= anchor_len), None)
+        if anchor is None:
+            continue
+        df = pattern_df(p, docs, max_slot)
+        if df < sigma or 2 * df < pattern_df(anchor, docs, max_slot):
+            continue
+        if any(pattern_df(q, docs, max_slot) >= df for q in extensions(p, vocab, max_slot)):
+            continue
+        out[p] = df
+    return out

@@ -1,0 +1,287 @@
+"""Templates with variable slots: «posted by * on * leave a comment».
+
+A *pattern* is a sequence of constant segments joined by slots,
+``c_0 * c_1 * ... * c_k``; a slot stands for 1 to W tokens (``max_slot``).
+An occurrence is a run ``tokens[s:e]`` of one document that matches it; df is
+the number of documents with an occurrence.  A *template* is a pattern with
+
+* at least one slot (a pattern without slots is a verbatim phrase, mined by
+  :mod:`engine.bloomspan`);
+* an *anchor*: its leftmost constant segment of at least
+  ``A = max(2, ceil(L / 2))`` tokens (templates extend verbatim phrases);
+* df >= sigma, and df >= half the anchor's df as a phrase (*cohesion*: the
+  parts joined across slots belong together, so a banner followed within W
+  tokens by "the" in a fifth of its documents is not a template);
+* at least L constant tokens;
+* *maximality*: no single-step extension has the same df.  The steps are a
+  token added at either end (``x T``, ``T x``), a slot and a token added at
+  either end (``x * T``, ``T * x``), and a slot made constant (a filler of 1
+  to W tokens).  An extension occurs only where the pattern occurs, so its
+  df is never larger, and a slot with a single filler is never maximal.
+
+``tests/naive.py`` (:func:`templates`) enumerates every pattern of a small
+corpus and applies these rules by brute force; this module must return the
+same set.
+
+Method
+------
+1. *Seeds* (reuses the verbatim pipeline's idea of exact counting, here
+   with a sort): every distinct A-gram with df >= sigma, grouped by a 64-bit
+   rolling hash and verified token by token.  A seed is the first A tokens
+   of a template's anchor, which makes the generation unique.
+2. *Right growth* from each seed, depth first over occurrence sets (start,
+   end): a token appended (the segment grows) or a slot and a token
+   (``* x``, for each width 1..W).  The anchor is complete when the first
+   slot is appended; from then on every node needs df >= half its df.
+3. *Left growth* from each right node: first ``x *`` (the anchor starts at
+   the seed), then tokens or ``x *`` prepended, left segments staying
+   shorter than A (else they would be the anchor).
+4. Each node with a slot and L constants is checked for maximality on its
+   own occurrences: the tokens around them, and the fillers of each slot
+   over every way the occurrence matches.
+
+df is antimonotone along both growths and the cohesion bound only rises, so
+pruning a node prunes nothing that could be reported.  Cost: each node costs
+O(occurrences x W); the number of nodes is bounded by the seeds' contexts,
+which is small for boilerplate and kept small for prose by the cohesion
+bound.  This first version is numpy and Python, not numba kernels.
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .errors import BoilerscopeError
+
+log = logging.getLogger(__name__)
+
+SLOT = -1  #: a slot in a pattern array
+MAX_SLOT_RANGE = (1, 16)
+
+
+@dataclass
+class Template:
+    """One reported template: ``pattern`` (token ids, ``SLOT`` for a slot),
+    its df, and its occurrences (global token positions, end exclusive)."""
+
+    pattern: tuple
+    df: int
+    starts: np.ndarray
+    ends: np.ndarray
+    fillers: list = field(default_factory=list)  # per slot: {filler tuple: occurrences}
+
+
+def anchor_length(min_len: int) -> int:
+    return max(2, -(-int(min_len) // 2))
+
+
+def check_max_slot(max_slot) -> int:
+    try:
+        w = int(max_slot)
+    except (TypeError, ValueError):
+        raise BoilerscopeError(f"--max-slot {max_slot!r} is not a whole number; give 1 to 16") from None
+    if not MAX_SLOT_RANGE[0] <= w <= MAX_SLOT_RANGE[1]:
+        raise BoilerscopeError(f"--max-slot {w} is out of range; give 1 to 16 tokens per slot")
+    return w
+
+
+class _Corpus:
+    def __init__(self, tokens, doc_offsets):
+        self.tokens = np.ascontiguousarray(tokens, dtype=np.int64)
+        self.doc_offsets = np.ascontiguousarray(doc_offsets, dtype=np.int64)
+        n_docs = self.doc_offsets.shape[0] - 1
+        lengths = np.diff(self.doc_offsets)
+        self.doc_of = np.repeat(np.arange(n_docs, dtype=np.int64), lengths)
+        self.doc_start = self.doc_offsets[:-1][self.doc_of]
+        self.doc_end = self.doc_offsets[1:][self.doc_of]
+
+    def df(self, starts) -> int:
+        return int(np.unique(self.doc_of[starts]).shape[0]) if starts.shape[0] else 0
+
+
+def _seeds(c: _Corpus, a: int, sigma: int):
+    """Position arrays of every distinct a-gram with df >= sigma."""
+    n = c.tokens.shape[0]
+    pos = np.flatnonzero(np.arange(n) + a <= c.doc_end) if n else np.zeros(0, np.int64)
+    if pos.shape[0] == 0:
+        return
+    h = np.zeros(pos.shape[0], np.uint64)
+    with np.errstate(over="ignore"):
+        for k in range(a):
+            h = h * np.uint64(1099511628211) + (c.tokens[pos + k].astype(np.uint64) + np.uint64(0x9E3779B97F4A7C15))
+    order = np.argsort(h, kind="stable")
+    hs = h[order]
+    cuts = np.flatnonzero(np.diff(hs)) + 1
+    for grp in np.split(order, cuts):
+        if grp.shape[0] < sigma:
+            continue
+        p = pos[grp]
+        if c.df(p) < sigma:
+            continue
+        # exact: split the hash group by the tokens themselves
+        win = np.stack([c.tokens[p + k] for k in range(a)], axis=1)
+        keys, inv = np.unique(win, axis=0, return_inverse=True)
+        for j in range(keys.shape[0]):
+            q = np.sort(p[inv.ravel() == j])
+            if c.df(q) >= sigma:
+                yield q
+
+
+def _group(keys, starts, ends, c: _Corpus, threshold: int):
+    """Split (starts, ends) by key; yield (key, starts, ends, df) of the groups
+    with df >= threshold, each pair set deduplicated and sorted."""
+    if keys.shape[0] == 0:
+        return
+    order = np.lexsort((ends, starts, keys))
+    keys, starts, ends = keys[order], starts[order], ends[order]
+    keep = np.ones(keys.shape[0], bool)
+    keep[1:] = (keys[1:] != keys[:-1]) | (starts[1:] != starts[:-1]) | (ends[1:] != ends[:-1])
+    keys, starts, ends = keys[keep], starts[keep], ends[keep]
+    cuts = np.flatnonzero(np.diff(keys)) + 1
+    for k, s, e in zip(np.split(keys, cuts), np.split(starts, cuts), np.split(ends, cuts)):
+        df = c.df(s)
+        if df >= threshold:
+            yield int(k[0]), s, e, df
+
+
+def _matchings(c: _Corpus, pattern: tuple, s: int, e: int, w_max: int):
+    """Every way tokens[s:e] matches the pattern: lists of (start, length) per slot."""
+    out = []
+
+    def rec(i, p, slots):
+        if i == len(pattern):
+            if p == e:
+                out.append(list(slots))
+            return
+        item = pattern[i]
+        if item == SLOT:
+            for w in range(1, w_max + 1):
+                if p + w <= e:
+                    rec(i + 1, p + w, slots + [(p, w)])
+        elif p < e and c.tokens[p] == item:
+            rec(i + 1, p + 1, slots)
+
+    rec(0, s, [])
+    return out
+
+
+def _maximal(c: _Corpus, pattern: tuple, s, e, df: int, w_max: int):
+    """None when a single-step extension keeps df; else the fillers per slot."""
+    docs = c.doc_of[s]
+    # a token, or a slot and a token, before or after every occurrence
+    for side in ("left", "right"):
+        keys, dd = [], []
+        for w in range(0, w_max + 1):
+            q = s - 1 - w if side == "left" else e + w
+            ok = (q >= c.doc_start[s]) if side == "left" else (q < c.doc_end[s])
+            if not ok.any():
+                continue
+            # w = 0: the token right beside; w >= 1: a slot of w tokens first
+            keys.append(c.tokens[q[ok]] * 2 + (1 if w else 0))
+            dd.append(docs[ok])
+        if keys:
+            k = np.concatenate(keys)
+            d = np.concatenate(dd)
+            pairs = np.unique(np.stack([k, d], axis=1), axis=0)
+            if pairs.shape[0] and np.unique(pairs[:, 0], return_counts=True)[1].max() >= df:
+                return None
+    # a slot made constant: a filler present in every document
+    n_slots = sum(1 for x in pattern if x == SLOT)
+    fillers = [dict() for _ in range(n_slots)]
+    seen = [dict() for _ in range(n_slots)]
+    for si, ei, d in zip(s.tolist(), e.tolist(), docs.tolist()):
+        for m in _matchings(c, pattern, si, ei, w_max):
+            for j, (a, w) in enumerate(m):
+                f = tuple(c.tokens[a:a + w].tolist())
+                seen[j].setdefault(f, set()).add(d)
+                fillers[j][f] = fillers[j].get(f, 0) + 1
+    for j in range(n_slots):
+        if any(len(ds) >= df for ds in seen[j].values()):
+            return None
+    return fillers
+
+
+def mine_templates(tokens, doc_offsets, sigma: int, min_len: int, max_slot: int = 4) -> list[Template]:
+    """All maximal frequent templates (see the module docstring), in a
+    canonical order: by first occurrence, then pattern.
+
+    Parameters
+    ----------
+    tokens : int array (n_tokens,)
+    doc_offsets : int64 array (n_docs + 1,)
+    sigma : int
+        Minimum df (>= 1).
+    min_len : int
+        L: minimum number of constant tokens (>= 2).
+    max_slot : int
+        W: a slot stands for 1 to W tokens (1..16).
+    """
+    w_max = check_max_slot(max_slot)
+    sigma = max(1, int(sigma))
+    min_len = int(min_len)
+    c = _Corpus(tokens, doc_offsets)
+    a = anchor_length(min_len)
+    found: list[Template] = []
+
+    def visit(pattern, s, e, df, consts):
+        if SLOT in pattern and consts >= min_len:
+            fill = _maximal(c, pattern, s, e, df, w_max)
+            if fill is not None:
+                found.append(Template(pattern=pattern, df=df, starts=s, ends=e, fillers=fill))
+
+    def left(pattern, s, e, df, consts, first_len, threshold):
+        """Prepend to a pattern whose anchor is complete (first_len: length of
+        its first segment when that is a left segment, else 0)."""
+        visit(pattern, s, e, df, consts)
+        # x * pattern
+        keys, ss = [], []
+        for w in range(1, w_max + 1):
+            q = s - 1 - w
+            ok = q >= c.doc_start[s]
+            keys.append(c.tokens[q[ok]])
+            ss.append((q[ok], e[ok]))
+        if keys:
+            k = np.concatenate(keys)
+            s2 = np.concatenate([x for x, _ in ss])
+            e2 = np.concatenate([y for _, y in ss])
+            for x, cs, ce, cdf in _group(k, s2, e2, c, threshold):
+                left((x, SLOT) + pattern, cs, ce, cdf, consts + 1, 1, threshold)
+        # x pattern (the first segment grows; it must stay shorter than the anchor)
+        if 0 < first_len and first_len + 1 < a:
+            ok = s - 1 >= c.doc_start[s]
+            for x, cs, ce, cdf in _group(c.tokens[s[ok] - 1], s[ok] - 1, e[ok], c, threshold):
+                left((x,) + pattern, cs, ce, cdf, consts + 1, first_len + 1, threshold)
+
+    def right(pattern, s, e, df, consts, anchor_df):
+        """Append to a pattern that starts with the anchor (anchor_df: its df
+        once a slot has closed it, else None)."""
+        thr_here = max(sigma, -(-(anchor_df if anchor_df is not None else df) // 2))
+        left(pattern, s, e, df, consts, 0, thr_here)
+        thr = sigma if anchor_df is None else thr_here
+        ok = e < c.doc_end[s]
+        for x, cs, ce, cdf in _group(c.tokens[e[ok]], s[ok], e[ok] + 1, c, thr):
+            right(pattern + (x,), cs, ce, cdf, consts + 1, anchor_df)
+        # * x: the first slot closes the anchor
+        adf = anchor_df if anchor_df is not None else df
+        thr_slot = max(sigma, -(-adf // 2))
+        keys, ss, ee = [], [], []
+        for w in range(1, w_max + 1):
+            q = e + w
+            ok = q < c.doc_end[s]
+            keys.append(c.tokens[q[ok]])
+            ss.append(s[ok])
+            ee.append(q[ok] + 1)
+        k = np.concatenate(keys)
+        for x, cs, ce, cdf in _group(k, np.concatenate(ss), np.concatenate(ee), c, thr_slot):
+            right(pattern + (SLOT, x), cs, ce, cdf, consts + 1, adf)
+
+    n_seeds = 0
+    for pos in _seeds(c, a, sigma):
+        n_seeds += 1
+        pattern = tuple(int(t) for t in c.tokens[pos[0]:pos[0] + a])
+        right(pattern, pos, pos + a, c.df(pos), a, None)
+    log.info("templates: %d seeds, %d templates", n_seeds, len(found))
+    found.sort(key=lambda t: (int(t.starts[0]), t.pattern))
+    return found

@@ -1,0 +1,78 @@
+"""Templates with slots (issue 9): the miner against the brute-force
+definition (tests/naive.py: every pattern of the corpus enumerated)."""
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import naive
+from engine.errors import BoilerscopeError
+from engine.templates import SLOT, check_max_slot, mine_templates
+
+
+def run(docs, sigma, min_len, max_slot):
+    vocab = {}
+    ids = [[vocab.setdefault(t, len(vocab)) for t in d] for d in docs]
+    inv = {v: k for k, v in vocab.items()}
+    flat = np.array([t for d in ids for t in d], np.int32)
+    off = np.zeros(len(docs) + 1, np.int64)
+    off[1:] = np.cumsum([len(d) for d in ids])
+    found = mine_templates(flat, off, sigma, min_len, max_slot)
+    out = {}
+    for t in found:
+        key = tuple(None if x == SLOT else inv[x] for x in t.pattern)
+        assert key not in out, "a template reported twice"
+        out[key] = t.df
+        # every reported occurrence matches, and df counts their documents
+        for s, e in zip(t.starts.tolist(), t.ends.tolist()):
+            d = int(np.searchsorted(off, s, side="right") - 1)
+            assert e in naive.pattern_matches(key, docs[d], s - int(off[d]), max_slot) or \
+                e - int(off[d]) in naive.pattern_matches(key, docs[d], s - int(off[d]), max_slot)
+    return out
+
+
+def test_the_minimal_template():
+    docs = [["a", "b", "x", "c", "d"], ["a", "b", "y", "c", "d"], ["a", "b", "x", "c", "d", "e"],
+            ["q", "a", "b", "z", "z", "c", "d"]]
+    assert run(docs, 3, 4, 2) == naive.templates(docs, 3, 4, 2) == {("a", "b", None, "c", "d"): 4}
+    # a slot wider than W is not matched; W = 1 loses the fourth document
+    assert run(docs, 3, 4, 1) == naive.templates(docs, 3, 4, 1) == {("a", "b", None, "c", "d"): 3}
+    # one filler everywhere: the slot is constant, a verbatim phrase, not a template
+    same = [["a", "b", "x", "c", "d"]] * 3
+    assert run(same, 3, 4, 2) == naive.templates(same, 3, 4, 2) == {}
+
+
+def test_cohesion_rejects_a_banner_joined_to_a_common_word():
+    banner = ["cookie", "policy", "terms"]
+    docs = [banner + [f"w{i}", "the"] for i in range(3)] + [banner + [f"v{i}", "a"] for i in range(7)]
+    # "banner * the" is in 3 of the banner's 10 documents: below half
+    assert run(docs, 2, 4, 2) == naive.templates(docs, 2, 4, 2) == {("cookie", "policy", "terms", None, "a"): 7}
+
+
+@settings(max_examples=150, deadline=None)
+@given(docs=st.lists(st.lists(st.sampled_from("abc"), min_size=0, max_size=7), min_size=1, max_size=6),
+       sigma=st.integers(1, 3), min_len=st.integers(2, 5), max_slot=st.integers(1, 2))
+def test_miner_equals_the_definition_on_small_alphabets(docs, sigma, min_len, max_slot):
+    assert run(docs, sigma, min_len, max_slot) == naive.templates(docs, sigma, min_len, max_slot)
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.data(), sigma=st.integers(2, 4), max_slot=st.integers(1, 3))
+def test_planted_templates_equal_the_definition(data, sigma, max_slot):
+    """Documents built from a template with random fillers, among noise."""
+    n = data.draw(st.integers(2, 7))
+    docs = []
+    for _ in range(n):
+        doc = data.draw(st.lists(st.sampled_from("xyz"), max_size=3))
+        doc += ["p", "q"] + data.draw(st.lists(st.sampled_from("uvw"), min_size=1, max_size=max_slot))
+        doc += ["r"] + data.draw(st.lists(st.sampled_from("uvw"), min_size=1, max_size=2)) + ["s", "t"]
+        doc += data.draw(st.lists(st.sampled_from("xyz"), max_size=2))
+        docs.append(doc)
+    assert run(docs, sigma, 4, max_slot) == naive.templates(docs, sigma, 4, max_slot)
+
+
+@pytest.mark.parametrize("bad", [0, 17, -1, "x", None])
+def test_max_slot_range(bad):
+    with pytest.raises(BoilerscopeError):
+        check_max_slot(bad)
+    assert check_max_slot(1) == 1 and check_max_slot(16) == 16
