@@ -18,6 +18,10 @@ the number of documents with an occurrence.  A *template* is a pattern with
   either end (``x * T``, ``T * x``), and a slot made constant (a filler of 1
   to W tokens).  An extension occurs only where the pattern occurs, so its
   df is never larger, and a slot with a single filler is never maximal.
+  Nor is a template whose slot can be *narrowed*: when, in every one of its
+  documents, a filler of that slot begins (or ends) with the same tokens f,
+  shorter than the filler, ``... c f * ...`` says more (``posted by * smith
+  on`` wins over ``posted by * on`` when every name ends in smith).
 
 ``tests/naive.py`` (:func:`templates`) enumerates every pattern of a small
 corpus and applies these rules by brute force; this module must return the
@@ -191,15 +195,22 @@ def _maximal(c: _Corpus, pattern: tuple, s, e, df: int, w_max: int):
     n_slots = sum(1 for x in pattern if x == SLOT)
     fillers = [dict() for _ in range(n_slots)]
     seen = [dict() for _ in range(n_slots)]
+    narrow = {}
     for si, ei, d in zip(s.tolist(), e.tolist(), docs.tolist()):
         for m in _matchings(c, pattern, si, ei, w_max):
             for j, (a, w) in enumerate(m):
                 f = tuple(c.tokens[a:a + w].tolist())
                 seen[j].setdefault(f, set()).add(d)
                 fillers[j][f] = fillers[j].get(f, 0) + 1
+                for k in range(1, w):
+                    narrow.setdefault((j, 0, f[:k]), set()).add(d)
+                    narrow.setdefault((j, 1, f[-k:]), set()).add(d)
     for j in range(n_slots):
         if any(len(ds) >= df for ds in seen[j].values()):
             return None
+    # a slot narrowed: its fillers begin (or end) with the same tokens in every document
+    if any(len(ds) >= df for ds in narrow.values()):
+        return None
     return fillers
 
 

@@ -113,6 +113,27 @@ def pattern_matches(pattern: tuple, doc: list, start: int, max_slot: int) -> set
     return ends
 
 
+def pattern_fillers(pattern: tuple, doc: list, start: int, max_slot: int) -> list[tuple]:
+    """Every way doc[start:...] matches the pattern: (end, fillers), the
+    fillers as token tuples, one per slot."""
+    out = []
+
+    def rec(i, p, fills):
+        if i == len(pattern):
+            out.append((p, tuple(fills)))
+            return
+        item = pattern[i]
+        if item is SLOT:
+            for w in range(1, max_slot + 1):
+                if p + w <= len(doc):
+                    rec(i + 1, p + w, fills + [tuple(doc[p:p + w])])
+        elif p < len(doc) and doc[p] == item:
+            rec(i + 1, p + 1, fills)
+
+    rec(0, start, [])
+    return out
+
+
 def pattern_df(pattern: tuple, docs: list[list], max_slot: int) -> int:
     return sum(any(pattern_matches(pattern, d, s, max_slot) for s in range(len(d))) for d in docs)
 
@@ -157,9 +178,11 @@ def templates(docs: list[list], sigma: int, min_len: int, max_slot: int) -> dict
 
     A template has at least one slot; its anchor is its leftmost constant
     segment of at least A = max(2, ceil(L/2)) tokens; df >= sigma, df >=
-    half the anchor's df (as a phrase), at least L constant tokens; and no
+    half the anchor's df (as a phrase), at least L constant tokens; no
     single-step extension (see :func:`extensions`) has the same df (an
-    extension occurs only where the pattern does, so never in more documents).
+    extension occurs only where the pattern does, so never in more documents);
+    and no slot can be narrowed: no tokens f, shorter than the fillers they
+    begin (or end), begin (or end) a filler of that slot in every document.
     """
     anchor_len = max(2, -(-min_len // 2))
     vocab = sorted({t for d in docs for t in d})
@@ -190,6 +213,18 @@ def templates(docs: list[list], sigma: int, min_len: int, max_slot: int) -> dict
         if df < sigma or 2 * df < pattern_df(anchor, docs, max_slot):
             continue
         if any(pattern_df(q, docs, max_slot) >= df for q in extensions(p, vocab, max_slot)):
+            continue
+        # a slot whose fillers, in every document, start (or end) with the same
+        # tokens f (shorter than the filler) is narrowed: not maximal
+        narrowed = {}
+        for i, d in enumerate(docs):
+            for st in range(len(d)):
+                for _, fills in pattern_fillers(p, d, st, max_slot):
+                    for j, f in enumerate(fills):
+                        for m in range(1, len(f)):
+                            narrowed.setdefault((j, "start", f[:m]), set()).add(i)
+                            narrowed.setdefault((j, "end", f[-m:]), set()).add(i)
+        if any(len(v) >= df for v in narrowed.values()):
             continue
         out[p] = df
     return out
