@@ -31,6 +31,7 @@ from .kernels import coverage as KC
 from .progress import Progress
 from .snapshot import SnapshotReader, load
 from .store import Store
+from .templates import check_max_slot, mine_templates, template_frames
 
 log = logging.getLogger(__name__)
 
@@ -39,6 +40,7 @@ DEFAULT_SIGMA = 20
 DEFAULT_MIN_LEN = 10
 ALGOS = ("auto", "bloomspan", "fhk")
 DEFAULT_ALGO = "auto"
+DEFAULT_MAX_SLOT = 4
 #: sigma and L are counts of documents and tokens: both fit in 31 bits.
 MAX_COUNT = 2**31 - 2
 
@@ -223,7 +225,8 @@ def _snapshot_of(st: Store, source: str, snapshot: str | None, progress) -> str:
 def mine(source: str, sigma=DEFAULT_SIGMA, min_len=DEFAULT_MIN_LEN, *,
          algo: str = DEFAULT_ALGO, db: str | None = None, out: str | None = None,
          snapshot: str | None = None, progress: bool = False,
-         workers: int | None = None, store: Store | None = None) -> Run:
+         workers: int | None = None, store: Store | None = None,
+         templates: bool = False, max_slot: int = DEFAULT_MAX_SLOT) -> Run:
     """Mine a snapshot file or a store, record the run, optionally write files.
 
     Parameters
@@ -251,6 +254,12 @@ def mine(source: str, sigma=DEFAULT_SIGMA, min_len=DEFAULT_MIN_LEN, *,
         Threads (default: the cores).
     store : Store, optional
         An open store to use (the dashboard's).
+    templates : bool
+        Also mine the templates with slots (:mod:`engine.templates`): their
+        occurrences count in the coverage, and ``out`` gets
+        templates.parquet, template_occurrences.parquet and spans.parquet.
+    max_slot : int
+        W, the most tokens a slot stands for (1..16).
 
     Returns
     -------
@@ -258,6 +267,7 @@ def mine(source: str, sigma=DEFAULT_SIGMA, min_len=DEFAULT_MIN_LEN, *,
     """
     t_start = time.perf_counter()
     min_len = check_min_len(min_len)
+    max_slot = check_max_slot(max_slot)
     parse_sigma(sigma, 0)  # a bad sigma fails before anything is ingested
     if algo not in ALGOS:
         raise BoilerscopeError(f"unknown algorithm '{algo}'; choose one of {', '.join(ALGOS)}")
@@ -309,6 +319,28 @@ def mine(source: str, sigma=DEFAULT_SIGMA, min_len=DEFAULT_MIN_LEN, *,
 
         n_tokens = int(tokens.shape[0])
         covered = int(res.covered.sum())
+        extra = {}
+        if templates:
+            t = time.perf_counter()
+            found = mine_templates(tokens, doc_offsets, sigma_n, min_len, max_slot)
+            phrase_mask = np.zeros(n_tokens, bool)
+            if res.rng_pos.shape[0]:
+                diff = np.zeros(n_tokens + 1, np.int32)
+                np.add.at(diff, np.asarray(res.rng_pos, np.int64), 1)
+                np.add.at(diff, np.asarray(res.rng_pos, np.int64) + np.asarray(res.rng_len, np.int64), -1)
+                phrase_mask = np.cumsum(diff[:-1]) > 0
+            tpl, tpl_occ, tpl_spans, mask = template_frames(
+                found, doc_offsets, arrays.span_start, arrays.span_end, vocab, meta["doc_id"].to_numpy(),
+                meta["site"].to_list(), phrase_mask)
+            csum = np.concatenate([[0], np.cumsum(mask, dtype=np.int64)])
+            per_doc = csum[doc_offsets[1:]] - csum[doc_offsets[:-1]]
+            documents = cov.documents_frame(meta, per_doc)
+            sites = cov.sites_frame(documents)
+            run_docs = run_docs.with_columns(pl.Series("covered_tokens", per_doc.astype(np.int64)))
+            extra = {"templates.parquet": tpl, "template_occurrences.parquet": tpl_occ, "spans.parquet": tpl_spans}
+            timings["templates"] = time.perf_counter() - t
+            covered_phrases = covered
+            covered = int(mask.sum())
         summary = {
             "tool": "boilerscope",
             "version": __version__,
@@ -332,6 +364,13 @@ def mine(source: str, sigma=DEFAULT_SIGMA, min_len=DEFAULT_MIN_LEN, *,
             "explaining_phrases": res.stats["nodes"],
             "compile_seconds": round(compile_s, 4),
         }
+        if templates:
+            summary["templates"] = {
+                "max_slot": max_slot, "templates": int(tpl.height),
+                "covered_tokens_without_templates": covered_phrases,
+                "coverage_without_templates": covered_phrases / n_tokens if n_tokens else 0.0,
+                "covered_tokens_with_templates": covered,
+                "coverage_with_templates": covered / n_tokens if n_tokens else 0.0}
         t_store = time.perf_counter()
 
         def finish(run_id: int) -> None:
@@ -344,7 +383,7 @@ def mine(source: str, sigma=DEFAULT_SIGMA, min_len=DEFAULT_MIN_LEN, *,
             summary["peak_rss_bytes"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
             if result_set is not None:
                 result_set.prepare({"phrases.parquet": phrases, "documents.parquet": documents,
-                                    "sites.parquet": sites}, "summary.json", summary)
+                                    "sites.parquet": sites, **extra}, "summary.json", summary)
 
         with result_set.staged() if result_set else contextlib.nullcontext():
             run_id = st.add_run(sid, sigma_n, min_len, algo, {

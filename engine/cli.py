@@ -12,7 +12,7 @@ import sys
 import threading
 
 from . import __version__
-from .api import ALGOS, DEFAULT_ALGO, DEFAULT_MIN_LEN, DEFAULT_SIGMA
+from .api import ALGOS, DEFAULT_ALGO, DEFAULT_MAX_SLOT, DEFAULT_MIN_LEN, DEFAULT_SIGMA
 from .errors import BoilerscopeError
 from .neardup import DESCRIPTIONS, SCHEMES, DedupConfig
 
@@ -59,6 +59,11 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--db", default="boilerscope.duckdb", help="the store (default: %(default)s)")
     m.add_argument("--snapshot", default=None, help="snapshot id in a store holding several (default: latest)")
     m.add_argument("--out", default=None, help="folder for phrases/documents/sites.parquet and summary.json")
+    m.add_argument("--templates", action="store_true",
+                   help="also mine templates with slots (templates.parquet, template_occurrences.parquet, "
+                        "spans.parquet); their occurrences count in the coverage")
+    m.add_argument("--max-slot", default=str(DEFAULT_MAX_SLOT),
+                   help="with --templates: the most tokens a slot stands for, 1 to 16 (default %(default)s)")
     m.add_argument("--workers", type=_positive_int, default=None, help="threads (default: the cores)")
     m.add_argument("--quiet", action="store_true", help="no progress bars")
 
@@ -154,11 +159,16 @@ def _cmd_mine(args) -> int:
     from .api import mine
     run = mine(args.source, sigma=args.sigma, min_len=args.min_len, algo=args.algo,
                db=args.db, out=args.out, snapshot=args.snapshot,
-               progress=not args.quiet, workers=args.workers)
+               progress=not args.quiet, workers=args.workers, templates=args.templates,
+               max_slot=args.max_slot)
     s = run.summary
     print(f"run {run.run_id}: {s['phrases']} phrases, {s['covered_tokens']} of {s['tokens']} tokens "
           f"covered ({100 * s['coverage']:.2f}%), sigma {s['sigma']}, L {s['min_len']}, {s['algo_used']}, "
           f"{s['seconds']['total']:.2f} s")
+    if args.templates:
+        t = s["templates"]
+        print(f"{t['templates']} templates; coverage {100 * t['coverage_without_templates']:.2f}% without them, "
+              f"{100 * t['coverage_with_templates']:.2f}% with them")
     if args.out:
         print(f"results in {args.out}")
     return 0

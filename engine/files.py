@@ -40,11 +40,15 @@ from .errors import BoilerscopeError
 
 log = logging.getLogger(__name__)
 
-#: Every file a result folder may hold (mine and dedup outputs).
-RESULT_FILES = frozenset({
-    "phrases.parquet", "documents.parquet", "sites.parquet", "summary.json",
-    "clusters.parquet", "pairs.parquet", "dedup_summary.json",
-})
+#: The files each command writes into a result folder (a command's new set
+#: replaces all of its own, and keeps the other command's).
+COMMAND_FILES = {
+    "mine": frozenset({"phrases.parquet", "documents.parquet", "sites.parquet", "summary.json",
+                       "templates.parquet", "template_occurrences.parquet", "spans.parquet"}),
+    "dedup": frozenset({"clusters.parquet", "pairs.parquet", "dedup_summary.json"}),
+}
+#: Every file a result folder may hold.
+RESULT_FILES = frozenset().union(*COMMAND_FILES.values())
 
 
 def _reason(exc: BaseException) -> str:
@@ -185,6 +189,7 @@ class ResultSet:
                 fh.flush()
                 os.fsync(fh.fileno())
             mine = set(frames) | {summary_name}
+            mine |= next((f for f in COMMAND_FILES.values() if mine <= f), frozenset())
             for name in _listdir(self.out):
                 if name in RESULT_FILES and name not in mine:
                     src, dst = os.path.join(self.out, name), os.path.join(self.new, name)

@@ -296,3 +296,79 @@ def mine_templates(tokens, doc_offsets, sigma: int, min_len: int, max_slot: int 
     log.info("templates: %d seeds, %d templates", n_seeds, len(found))
     found.sort(key=lambda t: (int(t.starts[0]), t.pattern))
     return found
+
+
+def template_text(pattern: tuple, vocab: list[str]) -> str:
+    """The constant tokens and one ``*`` per slot, joined by single spaces."""
+    return " ".join("*" if x == SLOT else vocab[x] for x in pattern)
+
+
+def template_frames(found: list[Template], doc_offsets, span_start, span_end, vocab: list[str],
+                    doc_ids, sites, phrase_mask: np.ndarray, examples: int = 5):
+    """The result frames of a ``--templates`` run.
+
+    Returns
+    -------
+    templates : template_id, template, df, occurrences, slots, constant_tokens,
+        sites, fillers (per slot, its most frequent fillers as text)
+    occurrences : template_id, doc_id, start, end (token offsets in the
+        document, end exclusive)
+    spans : doc_id, start, end, char_start, char_end, kind: the maximal runs
+        of covered tokens, ``phrase`` where a phrase covers them, else
+        ``template``
+    mask : bool per token, covered by a phrase or a template occurrence
+    """
+    import polars as pl
+
+    doc_offsets = np.asarray(doc_offsets, np.int64)
+    doc_ids = np.asarray(doc_ids, np.int64)
+    site_arr = np.asarray(sites, object)
+    rows, occ_parts = [], []
+    tmask = np.zeros(phrase_mask.shape[0], bool)
+    for i, t in enumerate(found):
+        d = np.searchsorted(doc_offsets, t.starts, side="right") - 1
+        base = doc_offsets[d]
+        occ_parts.append(pl.DataFrame({
+            "template_id": np.full(t.starts.shape[0], i, np.int32), "doc_id": doc_ids[d],
+            "start": (t.starts - base).astype(np.int32), "end": (t.ends - base).astype(np.int32)}))
+        # coverage: each occurrence covers its whole run, fillers included
+        diff = np.zeros(phrase_mask.shape[0] + 1, np.int32)
+        np.add.at(diff, t.starts, 1)
+        np.add.at(diff, t.ends, -1)
+        tmask |= np.cumsum(diff[:-1]) > 0
+        rows.append({
+            "template_id": i, "template": template_text(t.pattern, vocab), "df": int(t.df),
+            "occurrences": int(t.starts.shape[0]), "slots": sum(1 for x in t.pattern if x == SLOT),
+            "constant_tokens": sum(1 for x in t.pattern if x != SLOT),
+            "sites": int(np.unique(site_arr[d]).shape[0]),
+            "fillers": [[" ".join(vocab[x] for x in f) for f, _ in
+                         sorted(slot.items(), key=lambda kv: (-kv[1], kv[0]))[:examples]] for slot in t.fillers],
+        })
+    templates = pl.DataFrame(rows, schema={
+        "template_id": pl.Int32, "template": pl.String, "df": pl.Int64, "occurrences": pl.Int64,
+        "slots": pl.Int32, "constant_tokens": pl.Int32, "sites": pl.Int64, "fillers": pl.List(pl.List(pl.String))})
+    occurrences = (pl.concat(occ_parts) if occ_parts else pl.DataFrame(schema={
+        "template_id": pl.Int32, "doc_id": pl.Int64, "start": pl.Int32, "end": pl.Int32})
+    ).sort("template_id", "doc_id", "start", "end")
+    mask = phrase_mask | tmask
+    # runs of covered tokens of one kind, never across documents
+    kind = np.where(phrase_mask, 1, np.where(tmask, 2, 0)).astype(np.int8)
+    bounds = np.zeros(kind.shape[0], bool)
+    if kind.shape[0]:
+        bounds[1:] = kind[1:] != kind[:-1]
+        bounds[doc_offsets[:-1][doc_offsets[:-1] < kind.shape[0]]] = True
+    starts = np.flatnonzero(bounds & (kind > 0))
+    run_end = np.append(np.flatnonzero(bounds)[1:], kind.shape[0]) if kind.shape[0] else np.zeros(0, np.int64)
+    ends = run_end[np.searchsorted(np.flatnonzero(bounds), starts)] if starts.shape[0] else starts
+    d = np.searchsorted(doc_offsets, starts, side="right") - 1
+    ss, se = np.asarray(span_start), np.asarray(span_end)
+    spans = pl.DataFrame({
+        "doc_id": doc_ids[d] if starts.shape[0] else np.zeros(0, np.int64),
+        "start": (starts - doc_offsets[d]).astype(np.int32) if starts.shape[0] else np.zeros(0, np.int32),
+        "end": (ends - doc_offsets[d]).astype(np.int32) if starts.shape[0] else np.zeros(0, np.int32),
+        "char_start": ss[starts].astype(np.int32) if starts.shape[0] else np.zeros(0, np.int32),
+        "char_end": se[ends - 1].astype(np.int32) if starts.shape[0] else np.zeros(0, np.int32),
+        "kind": np.where(kind[starts] == 1, "phrase", "template") if starts.shape[0] else np.zeros(0, str),
+    }, schema={"doc_id": pl.Int64, "start": pl.Int32, "end": pl.Int32, "char_start": pl.Int32,
+               "char_end": pl.Int32, "kind": pl.String}).sort("doc_id", "start")
+    return templates, occurrences, spans, mask

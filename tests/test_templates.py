@@ -76,3 +76,65 @@ def test_max_slot_range(bad):
     with pytest.raises(BoilerscopeError):
         check_max_slot(bad)
     assert check_max_slot(1) == 1 and check_max_slot(16) == 16
+
+
+def planted(path, docs=60, seed=0):
+    import random
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    rng = random.Random(seed)
+    words = [f"w{i}" for i in range(300)]
+    names = ["anna smith", "bob", "carol de la cruz", "dan", "eve jones"]
+    texts = []
+    for i in range(docs):
+        line = (f"Posted by {rng.choice(names)} on {rng.randint(1, 28)} March {rng.choice([2023, 2024])} "
+                "· Leave a comment · Share on Facebook Twitter")
+        texts.append(" ".join(rng.choice(words) for _ in range(30)) + " " + line + " "
+                     + " ".join(rng.choice(words) for _ in range(10)))
+    pq.write_table(pa.table({"text": texts, "url": [f"https://s{i % 3}.example/{i}" for i in range(docs)]}), path)
+    return texts
+
+
+def test_mine_templates_writes_the_contract_files(cli, tmp_path):
+    import json
+
+    import polars as pl
+    texts = planted(tmp_path / "p.parquet")
+    status, out, err = cli("mine", tmp_path / "p.parquet", "--sigma", 20, "--min-len", 10, "--templates",
+                           "--out", "res", "--quiet")
+    assert status == 0, err
+    tpl = pl.read_parquet(tmp_path / "res" / "templates.parquet")
+    assert tpl.columns == ["template_id", "template", "df", "occurrences", "slots", "constant_tokens", "sites",
+                           "fillers"]
+    planted_text = "posted by * on * march * leave a comment share on facebook twitter"
+    row = tpl.filter(pl.col("template") == planted_text)
+    assert row.height == 1 and row["df"][0] == 60 and row["slots"][0] == 3 and row["sites"][0] == 3
+    assert sorted(row["fillers"][0][0]) == sorted(["anna smith", "bob", "carol de la cruz", "dan", "eve jones"])
+    occ = pl.read_parquet(tmp_path / "res" / "template_occurrences.parquet")
+    assert occ.columns == ["template_id", "doc_id", "start", "end"]
+    toks = [naive.tokenize(t)[0] for t in texts]
+    for r in occ.iter_rows(named=True):
+        pattern = tuple(None if x == "*" else x for x in tpl["template"][r["template_id"]].split(" "))
+        assert r["end"] in naive.pattern_matches(pattern, toks[r["doc_id"]], r["start"], 4)
+    spans = pl.read_parquet(tmp_path / "res" / "spans.parquet")
+    assert spans.columns == ["doc_id", "start", "end", "char_start", "char_end", "kind"]
+    assert set(spans["kind"]) <= {"phrase", "template"}
+    # the template's verbatim pieces are shorter than L: only the templates cover them
+    summary = json.loads((tmp_path / "res" / "summary.json").read_text())
+    t = summary["templates"]
+    assert t["coverage_without_templates"] < t["coverage_with_templates"] == summary["coverage"]
+    assert t["covered_tokens_with_templates"] == int((spans["end"] - spans["start"]).sum())
+    docs = pl.read_parquet(tmp_path / "res" / "documents.parquet")
+    assert docs["covered_tokens"].sum() == t["covered_tokens_with_templates"]
+    # a later run without --templates replaces the template files too
+    assert cli("mine", tmp_path / "p.parquet", "--sigma", 20, "--out", "res", "--quiet")[0] == 0
+    assert not (tmp_path / "res" / "templates.parquet").exists()
+
+
+@pytest.mark.parametrize("bad", ["0", "17", "x"])
+def test_max_slot_out_of_range_exits_2(cli, tmp_path, bad):
+    from test_cli import assert_one_line_error
+    planted(tmp_path / "p.parquet", docs=5)
+    assert_one_line_error(*cli("mine", tmp_path / "p.parquet", "--templates", "--max-slot", bad, "--quiet"),
+                          "max-slot")
