@@ -323,12 +323,8 @@ def mine(source: str, sigma=DEFAULT_SIGMA, min_len=DEFAULT_MIN_LEN, *,
         if templates:
             t = time.perf_counter()
             found = mine_templates(tokens, doc_offsets, sigma_n, min_len, max_slot)
-            phrase_mask = np.zeros(n_tokens, bool)
-            if res.rng_pos.shape[0]:
-                diff = np.zeros(n_tokens + 1, np.int32)
-                np.add.at(diff, np.asarray(res.rng_pos, np.int64), 1)
-                np.add.at(diff, np.asarray(res.rng_pos, np.int64) + np.asarray(res.rng_len, np.int64), -1)
-                phrase_mask = np.cumsum(diff[:-1]) > 0
+            pos = np.asarray(res.rng_pos, np.int64)
+            phrase_mask = cov.ranges_mask(n_tokens, pos, pos + np.asarray(res.rng_len, np.int64))
             tpl, tpl_occ, tpl_spans, mask = template_frames(
                 found, doc_offsets, arrays.span_start, arrays.span_end, vocab, meta["doc_id"].to_numpy(),
                 meta["site"].to_list(), phrase_mask)

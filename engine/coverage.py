@@ -24,6 +24,14 @@ import polars as pl
 
 
 
+def ranges_mask(n_tokens: int, starts, ends) -> np.ndarray:
+    """Bool mask over ``n_tokens`` positions: True inside any [start, end)."""
+    diff = np.zeros(n_tokens + 1, np.int32)
+    np.add.at(diff, np.asarray(starts, np.int64), 1)
+    np.add.at(diff, np.asarray(ends, np.int64), -1)
+    return np.cumsum(diff[:-1]) > 0
+
+
 def documents_frame(meta: pl.DataFrame, covered: np.ndarray) -> pl.DataFrame:
     """documents.parquet: doc_id, site, url, n_tokens, covered_tokens,
     contamination, ordered by doc_id."""

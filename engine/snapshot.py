@@ -328,7 +328,7 @@ class SnapshotReader:
             "doc_id": pa.array(doc_id, pa.int64()),
             "site": pa.array(site_list, pa.string()),
             "url": pa.array(url_list, pa.string()),
-            "text": (texts.combine_chunks() if isinstance(texts, pa.ChunkedArray) else texts).cast(pa.large_string()),
+            "text": texts,
         })
         self.hasher.update(out, text=False)
         self._doc_ids.append((path, doc_id))
@@ -338,10 +338,9 @@ class SnapshotReader:
                                                          np.int64)])
         if tk.tokens.shape[0]:
             self.df[:len(vocab)] += KB.word_df(tk.tokens, tk.doc_offsets, len(vocab))
-        tokens = tk.tokens
         self.n_docs += n
         self.n_tokens += int(tk.tokens.shape[0])
-        return Chunk(table=out, tokens=tokens, span_start=tk.span_start, span_end=tk.span_end,
+        return Chunk(table=out, tokens=tk.tokens, span_start=tk.span_start, span_end=tk.span_end,
                      n_tokens=np.diff(tk.doc_offsets).astype(np.int64))
 
     def _hash_text(self, texts):

@@ -32,6 +32,7 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
+from .coverage import ranges_mask
 from .errors import BoilerscopeError
 from .files import NpyAppender
 
@@ -526,10 +527,7 @@ class Store:
             "SELECT d.token_start + s.token_start AS a, d.token_start + s.token_end AS b FROM run_spans s"
             " JOIN documents d ON d.snapshot_id = ? AND d.doc_index = s.doc_index WHERE s.run_id = ?",
             [snapshot_id, run_id])
-        diff = np.zeros(n_tokens + 1, np.int32)
-        np.add.at(diff, spans["a"].to_numpy(), 1)
-        np.add.at(diff, spans["b"].to_numpy(), -1)
-        return (np.cumsum(diff[:-1]) == 0).astype(np.uint8)
+        return (~ranges_mask(n_tokens, spans["a"].to_numpy(), spans["b"].to_numpy())).astype(np.uint8)
 
     def add_dedup(self, snapshot_id: str, run_id: int | None, raw: bool, config: dict,
                   clusters: pl.DataFrame, pairs: pl.DataFrame, summary: dict, before_commit=None) -> int:

@@ -57,6 +57,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .coverage import ranges_mask
 from .errors import BoilerscopeError
 
 log = logging.getLogger(__name__)
@@ -324,18 +325,12 @@ def template_frames(found: list[Template], doc_offsets, span_start, span_end, vo
     doc_ids = np.asarray(doc_ids, np.int64)
     site_arr = np.asarray(sites, object)
     rows, occ_parts = [], []
-    tmask = np.zeros(phrase_mask.shape[0], bool)
     for i, t in enumerate(found):
         d = np.searchsorted(doc_offsets, t.starts, side="right") - 1
         base = doc_offsets[d]
         occ_parts.append(pl.DataFrame({
             "template_id": np.full(t.starts.shape[0], i, np.int32), "doc_id": doc_ids[d],
             "start": (t.starts - base).astype(np.int32), "end": (t.ends - base).astype(np.int32)}))
-        # coverage: each occurrence covers its whole run, fillers included
-        diff = np.zeros(phrase_mask.shape[0] + 1, np.int32)
-        np.add.at(diff, t.starts, 1)
-        np.add.at(diff, t.ends, -1)
-        tmask |= np.cumsum(diff[:-1]) > 0
         rows.append({
             "template_id": i, "template": template_text(t.pattern, vocab), "df": int(t.df),
             "occurrences": int(t.starts.shape[0]), "slots": sum(1 for x in t.pattern if x == SLOT),
@@ -350,6 +345,9 @@ def template_frames(found: list[Template], doc_offsets, span_start, span_end, vo
     occurrences = (pl.concat(occ_parts) if occ_parts else pl.DataFrame(schema={
         "template_id": pl.Int32, "doc_id": pl.Int64, "start": pl.Int32, "end": pl.Int32})
     ).sort("template_id", "doc_id", "start", "end")
+    # coverage: each occurrence covers its whole run, fillers included
+    tmask = ranges_mask(phrase_mask.shape[0], np.concatenate([t.starts for t in found] or [np.zeros(0, np.int64)]),
+                        np.concatenate([t.ends for t in found] or [np.zeros(0, np.int64)]))
     mask = phrase_mask | tmask
     # runs of covered tokens of one kind, never across documents
     kind = np.where(phrase_mask, 1, np.where(tmask, 2, 0)).astype(np.int8)
