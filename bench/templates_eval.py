@@ -12,7 +12,11 @@ Reported: template-level precision, recall and F1 (a mined template is
 correct when its text equals a planted one, runs of ``*`` collapsed, as in
 Loghub's template-level metric), and the share of planted-template tokens
 inside the run's covered spans, with templates and with verbatim phrases
-only.  Results: bench/results/templates_eval.json / .md.
+only.  Templates that the background alone also yields (real boilerplate of
+the prose, such as licence lines) are listed and not judged.  Drain3 (the
+log parser, default configuration) gets every line of the same documents
+(each part is a line) and its clusters of at least sigma lines are judged
+the same way.  Results: bench/results/templates_eval.json / .md.
 """
 from __future__ import annotations
 
@@ -58,7 +62,7 @@ TEMPLATES = [
     ("Copyright {} {} all rights reserved privacy policy terms of use cookie settings",
      (lambda r: str(r.choice([2019, 2020, 2021, 2022, 2023, 2024])), lambda r: r.choice(["acme corp", "globex", "initech ltd", "umbrella group"])), 3),
     ("Last updated on {} by {} this article was reviewed by our editorial team", (date, name), 2),
-    ("Subscribe to our newsletter and get {} off your first order today", (lambda r: f"{r.randint(5, 40)} percent",), 2),
+    ("Subscribe to our newsletter and get {} percent off your first order today", (lambda r: str(r.randint(5, 40)),), 2),
     ("Subscribe to our newsletter and get {} delivered free every week", (lambda r: r.choice(PRODUCTS),), 2),
     ("Free shipping on orders over {} dollars within the continental united states only", (lambda r: str(r.choice([25, 35, 49, 50, 75, 99])),), 1),
 ]
@@ -67,13 +71,22 @@ CONTROLS = ["click here to read more articles from our archive of stories and es
 
 
 def planted_text(t: str) -> str:
-    """The template as the miner writes it: tokens lowercased, `*` per slot."""
+    """The template as the miner writes it: tokens lowercased, one `*` per
+    slot, runs of `*` collapsed (Loghub's template-level comparison)."""
     import naive
-    return " ".join("*" if tok == "SLOTSLOT" else tok for tok in naive.tokenize(t.replace("{}", " SLOTSLOT "))[0])\
-        .replace("slotslot", "*")
+    text = " ".join(naive.tokenize(t.replace("{}", " slotslot "))[0]).replace("slotslot", "*")
+    return collapse(text)
+
+
+def collapse(text: str) -> str:
+    return re.sub(r"\*( \*)+", "*", text)
 
 
 def build(n_docs: int, seed: int = 0):
+    """Documents of prose windows with planted templates and controls, one
+    part per line.  Returns the texts, the texts without the planted
+    templates and controls (the background alone), URLs and the planted
+    character spans per document."""
     import pyarrow.parquet as pq
     r = random.Random(seed)
     prose = pq.read_table(os.path.join(os.path.dirname(ROOT), "shared", "corpora", "prose.parquet"),
@@ -81,11 +94,12 @@ def build(n_docs: int, seed: int = 0):
     words = [w for t in prose[:2000] for w in (t or "").split()]
     sites = [f"site{i}.example" for i in range(10)]
     homes = {i: r.sample(range(10), k) for i, (_, _, k) in enumerate(TEMPLATES)}
-    texts, urls, marks = [], [], []
+    texts, background, urls, marks = [], [], [], []
     for d in range(n_docs):
         site = d % 10
         chosen = [i for i in range(len(TEMPLATES)) if site in homes[i] and r.random() < 0.5][:2]
         parts = [" ".join(words[(k := r.randrange(len(words) - 200)):k + r.randint(40, 120)])]
+        background.append(parts[0])
         for i in chosen:
             tpl, gens, _ = TEMPLATES[i]
             filled = tpl.format(*(g(r) for g in gens))
@@ -97,22 +111,78 @@ def build(n_docs: int, seed: int = 0):
         for p in parts:
             if isinstance(p, tuple):
                 spans.append((p[1], len(text), len(text) + len(p[2])))
-                text += p[2] + " "
+                text += p[2] + "\n"
             else:
-                text += p + " "
+                text += p + "\n"
         texts.append(text)
         urls.append(f"https://{sites[site]}/page{d}")
         marks.append(spans)
-    return texts, urls, marks
+    return texts, background, urls, marks
+
+
+def mined_templates(texts, urls, sigma, min_len, work, name):
+    """Template texts (runs of * collapsed) of a --templates run, its result
+    folder, Run and seconds."""
+    import polars as pl
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from engine.api import ingest, mine
+    snap = os.path.join(work, name + ".parquet")
+    pq.write_table(pa.table({"text": texts, "url": urls}), snap)
+    db = os.path.join(work, name + ".duckdb")
+    for f in (db, db + ".wal"):
+        if os.path.exists(f):
+            os.remove(f)
+    ingest(snap, db=db)
+    out = os.path.join(work, "out-" + name)
+    t = time.perf_counter()
+    run = mine(snap, sigma, min_len, db=db, out=out, templates=True)
+    seconds = time.perf_counter() - t
+    got = {collapse(t) for t in pl.read_parquet(os.path.join(out, "templates.parquet"))["template"].to_list()}
+    return got, out, run, seconds, snap, db
+
+
+def drain_templates(texts, sigma):
+    """Drain3 (default configuration: depth 4, similarity 0.4) over every
+    line; the templates with a slot of clusters with at least sigma lines
+    (a template without one is a verbatim phrase), in the
+    miner's form (tokens lowercased, ``<*>`` as ``*``, runs collapsed)."""
+    import naive
+    from drain3 import TemplateMiner
+    from drain3.template_miner_config import TemplateMinerConfig
+    cfg = TemplateMinerConfig()
+    cfg.profiling_enabled = False
+    tm = TemplateMiner(config=cfg)
+    t = time.perf_counter()
+    for text in texts:
+        for line in text.split("\n"):
+            if line.strip():
+                tm.add_log_message(line)
+    seconds = time.perf_counter() - t
+    got = set()
+    for c in tm.drain.clusters:
+        if c.size >= sigma and "<*>" in c.get_template():
+            toks = naive.tokenize(c.get_template().replace("<*>", " slotslot "))[0]
+            got.add(collapse(" ".join(toks).replace("slotslot", "*")))
+    return got, seconds
+
+
+def scores(got, background, want):
+    """Template-level precision, recall, F1; templates the background alone
+    also yields are real templates of the background text, not counted."""
+    judged = got - background
+    correct = judged & want
+    p = len(correct) / max(len(judged), 1)
+    rc = len(correct) / len(want)
+    return {"templates": len(got), "background": len(got & background), "correct": len(correct),
+            "precision": p, "recall": rc, "f1": 2 * p * rc / max(p + rc, 1e-9),
+            "missed": sorted(want - got), "extra": sorted(judged - want)[:20]}
 
 
 def main():
     import numpy as np
     import polars as pl
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    from engine.api import mine
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--docs", type=int, default=600)
@@ -121,31 +191,18 @@ def main():
     args = ap.parse_args()
     work = os.path.join(HERE, "work", "templates-eval")
     os.makedirs(work, exist_ok=True)
-    texts, urls, marks = build(args.docs)
-    snap = os.path.join(work, "planted.parquet")
-    pq.write_table(pa.table({"text": texts, "url": urls}), snap)
-    db = os.path.join(work, "planted.duckdb")
-    for f in (db, db + ".wal"):
-        if os.path.exists(f):
-            os.remove(f)
-    rows = {}
-    for label, templates in (("verbatim phrases only", False), ("with templates", True)):
-        out = os.path.join(work, "out-" + ("t" if templates else "v"))
-        t = time.perf_counter()
-        run = mine(snap, args.sigma, args.min_len, db=db, out=out, templates=templates)
-        seconds = time.perf_counter() - t
-        spans = pl.read_parquet(os.path.join(out, "spans.parquet")) if templates else None
-        # covered characters per document (from the spans, or the stored run's phrase spans)
-        if spans is None:
-            from engine.store import Store
-            with Store(db, read_only=True) as st:
-                s = st.query("SELECT d.doc_id, s.char_start, s.char_end FROM run_spans s JOIN documents d "
-                             "ON d.snapshot_id = ? AND d.doc_index = s.doc_index WHERE s.run_id = ?",
-                             [run.snapshot_id, run.run_id])
-        else:
-            s = spans.select("doc_id", "char_start", "char_end")
+    texts, background, urls, marks = build(args.docs)
+    want = {planted_text(t) for t, _, _ in TEMPLATES}
+    bg_got, *_ = mined_templates(background, urls, args.sigma, args.min_len, work, "background")
+    got, out, run, seconds, snap, db = mined_templates(texts, urls, args.sigma, args.min_len, work, "planted")
+    from engine.api import mine
+    t = time.perf_counter()
+    vrun = mine(snap, args.sigma, args.min_len, db=db, out=os.path.join(work, "out-verbatim"))
+    vseconds = time.perf_counter() - t
+
+    def token_share(span_rows):
         covered = {}
-        for d, a, b in s.iter_rows():
+        for d, a, b in span_rows:
             covered.setdefault(d, []).append((a, b))
         inside = total = 0
         for d, spans_d in enumerate(marks):
@@ -153,36 +210,46 @@ def main():
             for a, b in covered.get(d, []):
                 cov[a:b] = True
             for _, a, b in spans_d:
-                chars = [i for i in range(a, b) if not texts[d][i].isspace() and texts[d][i] not in "·"]
+                chars = [i for i in range(a, b) if texts[d][i].isalnum()]
                 total += len(chars)
                 inside += int(cov[chars].sum())
-        row = {"seconds": seconds, "token_share": inside / max(total, 1), "coverage": run.summary["coverage"]}
-        if templates:
-            mined = pl.read_parquet(os.path.join(out, "templates.parquet"))
-            got = {re.sub(r"(\* )+\*", "*", t) for t in mined["template"].to_list()}
-            want = {planted_text(t) for t, _, _ in TEMPLATES}
-            correct = got & want
-            p = len(correct) / max(len(got), 1)
-            rc = len(correct) / len(want)
-            row.update({"templates": len(got), "planted": len(want), "correct": len(correct), "precision": p,
-                        "recall": rc, "f1": 2 * p * rc / max(p + rc, 1e-9), "missed": sorted(want - got),
-                        "extra": sorted(got - want)[:20]})
-        rows[label] = row
-    result = {"docs": args.docs, "sigma": args.sigma, "min_len": args.min_len, "rows": rows}
+        return inside / max(total, 1)
+
+    from engine.store import Store
+    with Store(db, read_only=True) as st:
+        vspans = st.query("SELECT d.doc_id, s.char_start, s.char_end FROM run_spans s JOIN documents d "
+                          "ON d.snapshot_id = ? AND d.doc_index = s.doc_index WHERE s.run_id = ?",
+                          [vrun.snapshot_id, vrun.run_id]).iter_rows()
+        vshare = token_share(list(vspans))
+    tshare = token_share(pl.read_parquet(os.path.join(out, "spans.parquet"))
+                         .select("doc_id", "char_start", "char_end").iter_rows())
+    drain_got, drain_s = drain_templates(texts, args.sigma)
+    drain_bg, _ = drain_templates(background, args.sigma)
+    rows = {
+        "verbatim phrases only": {"seconds": vseconds, "token_share": vshare, "coverage": vrun.summary["coverage"]},
+        "boilerscope --templates": {"seconds": seconds, "token_share": tshare, "coverage": run.summary["coverage"],
+                                    **scores(got, bg_got, want)},
+        "Drain3 (lines)": {"seconds": drain_s, **scores(drain_got, drain_bg, want)},
+    }
+    result = {"docs": args.docs, "sigma": args.sigma, "min_len": args.min_len, "planted": sorted(want),
+              "background_templates": sorted(bg_got), "rows": rows}
     os.makedirs(os.path.join(HERE, "results"), exist_ok=True)
     with open(os.path.join(HERE, "results", "templates_eval.json"), "w") as fh:
         json.dump(result, fh, indent=1, ensure_ascii=False)
-    t = rows["with templates"]
-    v = rows["verbatim phrases only"]
     lines = [f"Planted templates ({args.docs} documents of prose, {len(TEMPLATES)} templates, sigma {args.sigma}, "
-             f"L {args.min_len}):", "",
-             "| run | templates mined | precision | recall | F1 | planted-template characters covered | seconds |",
-             "|---|---:|---:|---:|---:|---:|---:|",
-             f"| verbatim phrases only | - | - | - | - | {100 * v['token_share']:.1f}% | {v['seconds']:.1f} |",
-             f"| with templates | {t['templates']} | {t['precision']:.2f} | {t['recall']:.2f} | {t['f1']:.2f} | "
-             f"{100 * t['token_share']:.1f}% | {t['seconds']:.1f} |", "",
-             "Missed: " + ("; ".join(t["missed"]) or "none"), "",
-             "Extra (first 20): " + ("; ".join(t["extra"]) or "none")]
+             f"L {args.min_len}; templates the background alone yields are not judged):", "",
+             "| method | templates (background) | precision | recall | F1 | planted-template characters covered |"
+             " seconds |", "|---|---:|---:|---:|---:|---:|---:|"]
+    for label, row in rows.items():
+        share = f"{100 * row['token_share']:.1f}%" if "token_share" in row else "-"
+        if "f1" in row:
+            lines.append(f"| {label} | {row['templates']} ({row['background']}) | {row['precision']:.2f} | "
+                         f"{row['recall']:.2f} | {row['f1']:.2f} | {share} | {row['seconds']:.1f} |")
+        else:
+            lines.append(f"| {label} | - | - | - | - | {share} | {row['seconds']:.1f} |")
+    for label in ("boilerscope --templates", "Drain3 (lines)"):
+        lines += ["", f"{label}, missed: " + ("; ".join(rows[label]["missed"]) or "none"),
+                  "", f"{label}, extra: " + ("; ".join(rows[label]["extra"]) or "none")]
     with open(os.path.join(HERE, "results", "templates_eval.md"), "w") as fh:
         fh.write("\n".join(lines) + "\n")
     print("\n".join(lines))

@@ -9,9 +9,10 @@ the number of documents with an occurrence.  A *template* is a pattern with
   :mod:`engine.bloomspan`);
 * an *anchor*: its leftmost constant segment of at least
   ``A = max(2, ceil(L / 2))`` tokens (templates extend verbatim phrases);
-* df >= sigma, and df >= half the anchor's df as a phrase (*cohesion*: the
-  parts joined across slots belong together, so a banner followed within W
-  tokens by "the" in a fifth of its documents is not a template);
+* df >= sigma, and df >= a quarter of the anchor's df as a phrase
+  (*cohesion*: the parts joined across slots belong together, so a banner
+  followed within W tokens by "the" in a fifth of its documents is not a
+  template, while two to four templates sharing a first segment are);
 * at least L constant tokens;
 * *maximality*: no single-step extension has the same df.  The steps are a
   token added at either end (``x T``, ``T x``), a slot and a token added at
@@ -22,6 +23,11 @@ the number of documents with an occurrence.  A *template* is a pattern with
   documents, a filler of that slot begins (or ends) with the same tokens f,
   shorter than the filler, ``... c f * ...`` says more (``posted by * smith
   on`` wins over ``posted by * on`` when every name ends in smith).
+* not *subsumed*: a maximal template whose every occurrence lies inside an
+  occurrence of another maximal template with more documents (or as many
+  and more coverage) is its special case (``copyright * acme corp all
+  rights reserved`` inside ``copyright * all rights reserved``) and is not
+  reported.
 
 ``tests/naive.py`` (:func:`templates`) enumerates every pattern of a small
 corpus and applies these rules by brute force; this module must return the
@@ -36,7 +42,7 @@ Method
 2. *Right growth* from each seed, depth first over occurrence sets (start,
    end): a token appended (the segment grows) or a slot and a token
    (``* x``, for each width 1..W).  The anchor is complete when the first
-   slot is appended; from then on every node needs df >= half its df.
+   slot is appended; from then on every node needs df >= a quarter of its df.
 3. *Left growth* from each right node: first ``x *`` (the anchor starts at
    the seed), then tokens or ``x *`` prepended, left segments staying
    shorter than A (else they would be the anchor).
@@ -59,10 +65,12 @@ import numpy as np
 
 from .coverage import ranges_mask
 from .errors import BoilerscopeError
+from .kernels import templates as KT
 
 log = logging.getLogger(__name__)
 
 SLOT = -1  #: a slot in a pattern array
+COHESION = 4  #: a template's df is at least 1/COHESION of its anchor's df
 MAX_SLOT_RANGE = (1, 16)
 
 
@@ -103,7 +111,11 @@ class _Corpus:
         self.doc_end = self.doc_offsets[1:][self.doc_of]
 
     def df(self, starts) -> int:
-        return int(np.unique(self.doc_of[starts]).shape[0]) if starts.shape[0] else 0
+        """Distinct documents of sorted positions."""
+        if starts.shape[0] == 0:
+            return 0
+        d = self.doc_of[starts]
+        return 1 + int(np.count_nonzero(d[1:] != d[:-1]))
 
 
 def _seeds(c: _Corpus, a: int, sigma: int):
@@ -118,10 +130,10 @@ def _seeds(c: _Corpus, a: int, sigma: int):
             h = h * np.uint64(1099511628211) + (c.tokens[pos + k].astype(np.uint64) + np.uint64(0x9E3779B97F4A7C15))
     order = np.argsort(h, kind="stable")
     hs = h[order]
-    cuts = np.flatnonzero(np.diff(hs)) + 1
-    for grp in np.split(order, cuts):
-        if grp.shape[0] < sigma:
-            continue
+    bounds = np.concatenate(([0], np.flatnonzero(np.diff(hs)) + 1, [hs.shape[0]]))
+    big = np.flatnonzero(np.diff(bounds) >= sigma)
+    for g in big.tolist():
+        grp = order[bounds[g]:bounds[g + 1]]
         p = pos[grp]
         if c.df(p) < sigma:
             continue
@@ -132,23 +144,6 @@ def _seeds(c: _Corpus, a: int, sigma: int):
             q = np.sort(p[inv.ravel() == j])
             if c.df(q) >= sigma:
                 yield q
-
-
-def _group(keys, starts, ends, c: _Corpus, threshold: int):
-    """Split (starts, ends) by key; yield (key, starts, ends, df) of the groups
-    with df >= threshold, each pair set deduplicated and sorted."""
-    if keys.shape[0] == 0:
-        return
-    order = np.lexsort((ends, starts, keys))
-    keys, starts, ends = keys[order], starts[order], ends[order]
-    keep = np.ones(keys.shape[0], bool)
-    keep[1:] = (keys[1:] != keys[:-1]) | (starts[1:] != starts[:-1]) | (ends[1:] != ends[:-1])
-    keys, starts, ends = keys[keep], starts[keep], ends[keep]
-    cuts = np.flatnonzero(np.diff(keys)) + 1
-    for k, s, e in zip(np.split(keys, cuts), np.split(starts, cuts), np.split(ends, cuts)):
-        df = c.df(s)
-        if df >= threshold:
-            yield int(k[0]), s, e, df
 
 
 def _matchings(c: _Corpus, pattern: tuple, s: int, e: int, w_max: int):
@@ -172,8 +167,19 @@ def _matchings(c: _Corpus, pattern: tuple, s: int, e: int, w_max: int):
     return out
 
 
-def _maximal(c: _Corpus, pattern: tuple, s, e, df: int, w_max: int):
-    """None when a single-step extension keeps df; else the fillers per slot."""
+def _fillers(c: _Corpus, pattern: tuple, s, e, df: int, w_max: int):
+    """The fillers per slot of a maximal template: {filler tuple: count}."""
+    occ, slot, fstart, fwidth = KT.matchings(c.tokens, np.asarray(pattern, np.int64), s, e, w_max)
+    fillers = [dict() for _ in range(sum(1 for x in pattern if x == SLOT))]
+    toks = c.tokens
+    for j, a, w in zip(slot.tolist(), fstart.tolist(), fwidth.tolist()):
+        f = tuple(toks[a:a + w].tolist())
+        fillers[j][f] = fillers[j].get(f, 0) + 1
+    return fillers
+
+
+def _maximal_exact(c: _Corpus, pattern: tuple, s, e, df: int, w_max: int):
+    """The maximality check in plain Python and numpy (exact, slow)."""
     docs = c.doc_of[s]
     # a token, or a slot and a token, before or after every occurrence
     for side in ("left", "right"):
@@ -236,67 +242,63 @@ def mine_templates(tokens, doc_offsets, sigma: int, min_len: int, max_slot: int 
     c = _Corpus(tokens, doc_offsets)
     a = anchor_length(min_len)
     found: list[Template] = []
-
-    def visit(pattern, s, e, df, consts):
-        if SLOT in pattern and consts >= min_len:
-            fill = _maximal(c, pattern, s, e, df, w_max)
-            if fill is not None:
-                found.append(Template(pattern=pattern, df=df, starts=s, ends=e, fillers=fill))
-
-    def left(pattern, s, e, df, consts, first_len, threshold):
-        """Prepend to a pattern whose anchor is complete (first_len: length of
-        its first segment when that is a left segment, else 0)."""
-        visit(pattern, s, e, df, consts)
-        # x * pattern
-        keys, ss = [], []
-        for w in range(1, w_max + 1):
-            q = s - 1 - w
-            ok = q >= c.doc_start[s]
-            keys.append(c.tokens[q[ok]])
-            ss.append((q[ok], e[ok]))
-        if keys:
-            k = np.concatenate(keys)
-            s2 = np.concatenate([x for x, _ in ss])
-            e2 = np.concatenate([y for _, y in ss])
-            for x, cs, ce, cdf in _group(k, s2, e2, c, threshold):
-                left((x, SLOT) + pattern, cs, ce, cdf, consts + 1, 1, threshold)
-        # x pattern (the first segment grows; it must stay shorter than the anchor)
-        if 0 < first_len and first_len + 1 < a:
-            ok = s - 1 >= c.doc_start[s]
-            for x, cs, ce, cdf in _group(c.tokens[s[ok] - 1], s[ok] - 1, e[ok], c, threshold):
-                left((x,) + pattern, cs, ce, cdf, consts + 1, first_len + 1, threshold)
-
-    def right(pattern, s, e, df, consts, anchor_df):
-        """Append to a pattern that starts with the anchor (anchor_df: its df
-        once a slot has closed it, else None)."""
-        thr_here = max(sigma, -(-(anchor_df if anchor_df is not None else df) // 2))
-        left(pattern, s, e, df, consts, 0, thr_here)
-        thr = sigma if anchor_df is None else thr_here
-        ok = e < c.doc_end[s]
-        for x, cs, ce, cdf in _group(c.tokens[e[ok]], s[ok], e[ok] + 1, c, thr):
-            right(pattern + (x,), cs, ce, cdf, consts + 1, anchor_df)
-        # * x: the first slot closes the anchor
-        adf = anchor_df if anchor_df is not None else df
-        thr_slot = max(sigma, -(-adf // 2))
-        keys, ss, ee = [], [], []
-        for w in range(1, w_max + 1):
-            q = e + w
-            ok = q < c.doc_end[s]
-            keys.append(c.tokens[q[ok]])
-            ss.append(s[ok])
-            ee.append(q[ok] + 1)
-        k = np.concatenate(keys)
-        for x, cs, ce, cdf in _group(k, np.concatenate(ss), np.concatenate(ee), c, thr_slot):
-            right(pattern + (SLOT, x), cs, ce, cdf, consts + 1, adf)
-
     n_seeds = 0
     for pos in _seeds(c, a, sigma):
         n_seeds += 1
-        pattern = tuple(int(t) for t in c.tokens[pos[0]:pos[0] + a])
-        right(pattern, pos, pos + a, c.df(pos), a, None)
-    log.info("templates: %d seeds, %d templates", n_seeds, len(found))
+        pat, pat_off, dfs, flags, occ_s, occ_e, occ_off = KT.grow_seed(
+            c.tokens, c.doc_of, c.doc_start, c.doc_end, pos, a, sigma, min_len, w_max, COHESION)
+        for i in range(dfs.shape[0]):
+            pattern = tuple(int(x) for x in pat[pat_off[i]:pat_off[i + 1]])
+            s, e = occ_s[occ_off[i]:occ_off[i + 1]].copy(), occ_e[occ_off[i]:occ_off[i + 1]].copy()
+            df = int(dfs[i])
+            fill = (_maximal_exact if flags[i] < 0 else _fillers)(c, pattern, s, e, df, w_max)
+            if fill is not None:
+                found.append(Template(pattern=pattern, df=df, starts=s, ends=e, fillers=fill))
+    n_maximal = len(found)
+    found = _drop_subsumed(found)
+    log.info("templates: %d seeds, %d maximal, %d not subsumed", n_seeds, n_maximal, len(found))
     found.sort(key=lambda t: (int(t.starts[0]), t.pattern))
     return found
+
+
+def _inside(a: Template, b: Template) -> bool:
+    """Every occurrence of a lies inside an occurrence of b."""
+    order = np.argsort(b.starts, kind="stable")
+    bs, be = b.starts[order], np.maximum.accumulate(b.ends[order])
+    i = np.searchsorted(bs, a.starts, side="right") - 1
+    return bool(np.all(i >= 0) and np.all(be[np.maximum(i, 0)] >= a.ends))
+
+
+def _drop_subsumed(found: list[Template]) -> list[Template]:
+    """Drop each template whose occurrences all lie inside the occurrences of
+    another one with more documents (or as many, and more coverage): the
+    other is the general form (``copyright * all rights reserved`` against
+    ``copyright * acme corp all rights reserved``) and covers all it covers.
+
+    Candidates are the templates with an occurrence around the first
+    occurrence of the template, found in the occurrences sorted by start.
+    """
+    if len(found) < 2:
+        return found
+    st = np.concatenate([t.starts for t in found])
+    en = np.concatenate([t.ends for t in found])
+    tid = np.concatenate([np.full(t.starts.shape[0], i) for i, t in enumerate(found)])
+    order = np.argsort(st, kind="stable")
+    st, en, tid = st[order], en[order], tid[order]
+    longest = int((en - st).max())
+    drop = set()
+    for i, t in enumerate(found):
+        s0, e0 = int(t.starts[0]), int(t.ends[0])
+        lo, hi = np.searchsorted(st, s0 - longest), np.searchsorted(st, s0, side="right")
+        cands = {int(j) for j in tid[lo:hi][en[lo:hi] >= e0]} - {i}
+        for j in sorted(cands):
+            g = found[j]
+            if g.df < t.df or not _inside(t, g):
+                continue
+            if g.df > t.df or not _inside(g, t):
+                drop.add(i)
+                break
+    return [t for i, t in enumerate(found) if i not in drop]
 
 
 def template_text(pattern: tuple, vocab: list[str]) -> str:

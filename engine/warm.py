@@ -38,6 +38,8 @@ def main() -> None:
             for desc in ("shingles", "lexical"):
                 detect(tokens, offsets, np.arange(3), DedupConfig(description=desc, scheme=scheme, n=4, t=1))
     KC.distinct_per_group(np.zeros(1, np.int64), np.ones(1, np.int64), np.zeros(1, np.int64), 1)
+    from .templates import mine_templates
+    mine_templates(np.array([0, 1, 5, 2, 3, 0, 1, 6, 2, 3], np.int32), np.array([0, 5, 10], np.int64), 2, 4, 2)
     del tk
     print(f"numba kernels ready ({time.perf_counter() - t:.1f} s)")
 

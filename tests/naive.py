@@ -172,17 +172,23 @@ def extensions(pattern: tuple, vocab: list, max_slot: int):
                 yield pattern[:i] + f + pattern[i + 1:]
 
 
+COHESION = 4  #: a template's df is at least 1/COHESION of its anchor's df
+
+
 def templates(docs: list[list], sigma: int, min_len: int, max_slot: int) -> dict[tuple, int]:
     """The maximal frequent templates, by the definitions (README, Templates):
     {pattern tuple (None for a slot): df}.
 
     A template has at least one slot; its anchor is its leftmost constant
     segment of at least A = max(2, ceil(L/2)) tokens; df >= sigma, df >=
-    half the anchor's df (as a phrase), at least L constant tokens; no
+    a quarter of the anchor's df (as a phrase), at least L constant tokens; no
     single-step extension (see :func:`extensions`) has the same df (an
     extension occurs only where the pattern does, so never in more documents);
     and no slot can be narrowed: no tokens f, shorter than the fillers they
     begin (or end), begin (or end) a filler of that slot in every document.
+    Last, a template is *subsumed*, not reported, when each of its
+    occurrences lies inside an occurrence of another such template with more
+    documents (or as many, and occurrences not all inside the first's).
     """
     anchor_len = max(2, -(-min_len // 2))
     vocab = sorted({t for d in docs for t in d})
@@ -210,7 +216,7 @@ def templates(docs: list[list], sigma: int, min_len: int, max_slot: int) -> dict
         if anchor is None:
             continue
         df = pattern_df(p, docs, max_slot)
-        if df < sigma or 2 * df < pattern_df(anchor, docs, max_slot):
+        if df < sigma or COHESION * df < pattern_df(anchor, docs, max_slot):
             continue
         if any(pattern_df(q, docs, max_slot) >= df for q in extensions(p, vocab, max_slot)):
             continue
@@ -227,4 +233,14 @@ def templates(docs: list[list], sigma: int, min_len: int, max_slot: int) -> dict
         if any(len(v) >= df for v in narrowed.values()):
             continue
         out[p] = df
-    return out
+    # subsumed: every occurrence inside an occurrence of another reported
+    # template that has more documents, or as many and strictly more coverage
+    occ = {p: {(i, st, e) for i, d in enumerate(docs) for st in range(len(d))
+               for e in pattern_matches(p, d, st, max_slot)} for p in out}
+
+    def inside(a, b):
+        return all(any(i == j and s2 <= s1 and e1 <= e2 for j, s2, e2 in occ[b]) for i, s1, e1 in occ[a])
+
+    return {p: df for p, df in out.items()
+            if not any(q != p and inside(p, q) and (out[q] > df or (out[q] == df and not inside(q, p)))
+                       for q in out)}
