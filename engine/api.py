@@ -31,7 +31,7 @@ from .kernels import coverage as KC
 from .progress import Progress
 from .snapshot import SnapshotReader, load
 from .store import Store
-from .templates import check_max_slot, mine_templates, template_frames
+from .templates import DEFAULT_MAX_SLOTS, check_max_slot, mine_templates, template_frames
 
 log = logging.getLogger(__name__)
 
@@ -319,15 +319,23 @@ def mine(source: str, sigma=DEFAULT_SIGMA, min_len=DEFAULT_MIN_LEN, *,
 
         n_tokens = int(tokens.shape[0])
         covered = int(res.covered.sum())
-        extra = {}
+        extra, store_frames = {}, {}
         if templates:
             t = time.perf_counter()
-            found = mine_templates(tokens, doc_offsets, sigma_n, min_len, max_slot)
+            tstats: dict = {}
+            with Progress("templates", total=1.0, enabled=progress is True) as tbar:
+                stage = progress if callable(progress) else tbar.stage
+                found = mine_templates(tokens, doc_offsets, sigma_n, min_len, max_slot, stats=tstats,
+                                       progress=lambda f: stage("templates", f))
             pos = np.asarray(res.rng_pos, np.int64)
             phrase_mask = cov.ranges_mask(n_tokens, pos, pos + np.asarray(res.rng_len, np.int64))
-            tpl, tpl_occ, tpl_spans, mask = template_frames(
+            tf = template_frames(
                 found, doc_offsets, arrays.span_start, arrays.span_end, vocab, meta["doc_id"].to_numpy(),
                 meta["site"].to_list(), phrase_mask)
+            tpl, tpl_occ, tpl_spans, mask = tf.templates, tf.occurrences, tf.spans, tf.mask
+            store_frames = {"run_templates": tf.store_templates.with_columns(pl.lit(max_slot, pl.Int32)
+                                                                             .alias("max_slot")),
+                            "run_template_occurrences": tf.store_occurrences}
             csum = np.concatenate([[0], np.cumsum(mask, dtype=np.int64)])
             per_doc = csum[doc_offsets[1:]] - csum[doc_offsets[:-1]]
             documents = cov.documents_frame(meta, per_doc)
@@ -362,7 +370,9 @@ def mine(source: str, sigma=DEFAULT_SIGMA, min_len=DEFAULT_MIN_LEN, *,
         }
         if templates:
             summary["templates"] = {
-                "max_slot": max_slot, "templates": int(tpl.height),
+                "max_slot": max_slot, "max_slots": DEFAULT_MAX_SLOTS, "templates": int(tpl.height),
+                "seeds": tstats["seeds"], "nodes": tstats["nodes"], "max_work": tstats["max_work"],
+                "truncated_seeds": tstats["truncated_seeds"],
                 "covered_tokens_without_templates": covered_phrases,
                 "coverage_without_templates": covered_phrases / n_tokens if n_tokens else 0.0,
                 "covered_tokens_with_templates": covered,
@@ -384,7 +394,7 @@ def mine(source: str, sigma=DEFAULT_SIGMA, min_len=DEFAULT_MIN_LEN, *,
         with result_set.staged() if result_set else contextlib.nullcontext():
             run_id = st.add_run(sid, sigma_n, min_len, algo, {
                 "run_phrases": allp, "run_occurrences": occ,
-                "run_documents": run_docs, "run_spans": spans}, summary, before_commit=finish)
+                "run_documents": run_docs, "run_spans": spans, **store_frames}, summary, before_commit=finish)
         if result_set is not None:
             try:
                 result_set.publish()

@@ -66,6 +66,12 @@ CREATE TABLE IF NOT EXISTS run_documents(
 CREATE TABLE IF NOT EXISTS run_spans(
     run_id BIGINT, doc_index INTEGER, token_start INTEGER, token_end INTEGER,
     char_start INTEGER, char_end INTEGER, phrase_id INTEGER);
+CREATE TABLE IF NOT EXISTS run_templates(
+    run_id BIGINT, template_id INTEGER, template VARCHAR, df BIGINT, occurrences BIGINT,
+    slots INTEGER, constant_tokens INTEGER, sites BIGINT, max_slot INTEGER, fillers VARCHAR);
+CREATE TABLE IF NOT EXISTS run_template_occurrences(
+    run_id BIGINT, template_id INTEGER, doc_index INTEGER, token_start INTEGER, token_end INTEGER,
+    char_start INTEGER, char_end INTEGER);
 CREATE SEQUENCE IF NOT EXISTS dedup_ids START 1;
 CREATE TABLE IF NOT EXISTS dedup_runs(
     dedup_id BIGINT PRIMARY KEY, snapshot_id VARCHAR, run_id BIGINT, raw BOOLEAN,
@@ -116,7 +122,8 @@ _SCHEMA_COLUMNS = None
 #: Layouts of earlier versions, migrated when the store is opened for writing.
 LEGACY_COLUMNS = {"decisions": ["phrase", "decision", "note", "updated"]}
 
-RUN_TABLES = ("run_phrases", "run_occurrences", "run_documents", "run_spans")
+RUN_TABLES = ("run_phrases", "run_occurrences", "run_documents", "run_spans", "run_templates",
+              "run_template_occurrences")
 ARRAY_NAMES = ("tokens", "doc_offsets", "span_start", "span_end")
 DECISIONS = ("noise", "keep", "unsure")
 
@@ -464,6 +471,8 @@ class Store:
         def write(cur):
             run_id = cur.execute("SELECT nextval('run_ids')").fetchall()[0][0]
             for table in RUN_TABLES:
+                if table not in frames:  # a run without templates
+                    continue
                 frame = frames[table].with_columns(pl.lit(run_id, pl.Int64).alias("run_id"))
                 cols = self.query(f"SELECT * FROM {table} LIMIT 0").columns
                 arrow = frame.select(cols).to_arrow()

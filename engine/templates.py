@@ -20,12 +20,16 @@ the number of documents with an occurrence.  A *template* is a pattern with
   to W tokens).  An extension occurs only where the pattern occurs, so its
   df is never larger, and a slot with a single filler is never maximal.
   Nor is a template whose slot can be *narrowed*: when, in every one of its
-  documents, a filler of that slot begins (or ends) with the same tokens f,
-  shorter than the filler, ``... c f * ...`` says more (``posted by * smith
-  on`` wins over ``posted by * on`` when every name ends in smith).
-* not *subsumed*: a maximal template whose every occurrence lies inside an
-  occurrence of another maximal template with more documents (or as many
-  and more coverage) is its special case (``copyright * acme corp all
+  documents, a filler of that slot begins (or ends) with the same tokens f
+  (the whole filler included), f belongs to the constant part: ``posted by
+  * smith on`` wins over ``posted by * on`` when every name ends in smith,
+  and ``a * b`` is not reported when its fillers are ``x`` in some
+  documents and ``x y`` in the others (``a x b`` and ``a x y b`` are
+  verbatim phrases).  Counting a whole filler as f is what lets the growth
+  prune closed chains (below) without losing a template.
+* not *subsumed*: a maximal template that, in each of its documents, has an
+  occurrence inside an occurrence of another maximal template with more
+  documents (or as many, and not the other way round) is its special case (``copyright * acme corp all
   rights reserved`` inside ``copyright * all rights reserved``) and is not
   reported.
 
@@ -49,15 +53,33 @@ Method
 4. Each node with a slot and L constants is checked for maximality on its
    own occurrences: the tokens around them, and the fillers of each slot
    over every way the occurrence matches.
+5. Subsumed templates are dropped (Python, over the reported ones).
 
-df is antimonotone along both growths and the cohesion bound only rises, so
-pruning a node prunes nothing that could be reported.  Cost: each node costs
-O(occurrences x W); the number of nodes is bounded by the seeds' contexts,
-which is small for boilerplate and kept small for prose by the cohesion
-bound.  This first version is numpy and Python, not numba kernels.
+Pruning, all of it exact:
+
+* df is antimonotone along both growths and the cohesion bound only rises;
+* a slot added whose fillers all begin (or all end) with one token keeps
+  that property in every extension, where the slot can be narrowed;
+* *closed chains* (the pruning of closed-pattern miners such as LCM and
+  BIDE, here on occurrence sets): when one token x precedes every
+  occurrence of a right node, nothing in its subtree is maximal (x extends
+  each right descendant; a slot put before it has fillers ending in x in
+  every document, so it can be narrowed); when one token follows every
+  occurrence of a right node, only that token is appended (a slot there
+  would have fillers beginning with it, and the node and its left growth
+  extend by it); a left node preceded everywhere by x only grows by x.
+  Seeds inside a longer repeat and the nodes along a repeated run are thus
+  passed through, not branched from.
+
+Cost: each node costs O(occurrences x W).  Without the closed-chain rule a
+sidebar repeated with variations (kernel.org's) grew past 100,000 nodes per
+seed; see the README for the measured figures.  Steps 2-4 are numba kernels
+(:mod:`engine.kernels.templates`); step 1 reuses the idea of the verbatim
+pipeline's exact counting (:mod:`engine.bloomspan`), here with a sort.
 """
 from __future__ import annotations
 
+import json
 import logging
 from dataclasses import dataclass, field
 
@@ -72,6 +94,21 @@ log = logging.getLogger(__name__)
 SLOT = -1  #: a slot in a pattern array
 COHESION = 4  #: a template's df is at least 1/COHESION of its anchor's df
 MAX_SLOT_RANGE = (1, 16)
+DEFAULT_MAX_SLOTS = 4  #: the most slots a template has
+DEFAULT_MAX_WORK = 20_000_000  #: work bound per seed (see mine_templates)
+
+
+FILLERS_STORED = 20  #: fillers kept per slot in the store (the most frequent)
+
+
+@dataclass
+class TemplateFrames:
+    templates: object
+    occurrences: object
+    spans: object
+    mask: np.ndarray
+    store_templates: object
+    store_occurrences: object
 
 
 @dataclass
@@ -167,9 +204,9 @@ def _matchings(c: _Corpus, pattern: tuple, s: int, e: int, w_max: int):
     return out
 
 
-def _fillers(c: _Corpus, pattern: tuple, s, e, df: int, w_max: int):
+def _fillers(c: _Corpus, pattern: tuple, s, e, df: int, w_max: int, max_slots: int):
     """The fillers per slot of a maximal template: {filler tuple: count}."""
-    occ, slot, fstart, fwidth = KT.matchings(c.tokens, np.asarray(pattern, np.int64), s, e, w_max)
+    occ, slot, fstart, fwidth, _ = KT.matchings(c.tokens, np.asarray(pattern, np.int64), s, e, w_max, 0)
     fillers = [dict() for _ in range(sum(1 for x in pattern if x == SLOT))]
     toks = c.tokens
     for j, a, w in zip(slot.tolist(), fstart.tolist(), fwidth.tolist()):
@@ -178,13 +215,14 @@ def _fillers(c: _Corpus, pattern: tuple, s, e, df: int, w_max: int):
     return fillers
 
 
-def _maximal_exact(c: _Corpus, pattern: tuple, s, e, df: int, w_max: int):
+def _maximal_exact(c: _Corpus, pattern: tuple, s, e, df: int, w_max: int, max_slots: int):
     """The maximality check in plain Python and numpy (exact, slow)."""
     docs = c.doc_of[s]
-    # a token, or a slot and a token, before or after every occurrence
+    n_slots = sum(1 for x in pattern if x == SLOT)
+    # a token, or a slot and a token (while slots are allowed), before or after every occurrence
     for side in ("left", "right"):
         keys, dd = [], []
-        for w in range(0, w_max + 1):
+        for w in range(0, (w_max if n_slots < max_slots else 0) + 1):
             q = s - 1 - w if side == "left" else e + w
             ok = (q >= c.doc_start[s]) if side == "left" else (q < c.doc_end[s])
             if not ok.any():
@@ -209,7 +247,7 @@ def _maximal_exact(c: _Corpus, pattern: tuple, s, e, df: int, w_max: int):
                 f = tuple(c.tokens[a:a + w].tolist())
                 seen[j].setdefault(f, set()).add(d)
                 fillers[j][f] = fillers[j].get(f, 0) + 1
-                for k in range(1, w):
+                for k in range(1, w + 1):
                     narrow.setdefault((j, 0, f[:k]), set()).add(d)
                     narrow.setdefault((j, 1, f[-k:]), set()).add(d)
     for j in range(n_slots):
@@ -221,7 +259,9 @@ def _maximal_exact(c: _Corpus, pattern: tuple, s, e, df: int, w_max: int):
     return fillers
 
 
-def mine_templates(tokens, doc_offsets, sigma: int, min_len: int, max_slot: int = 4) -> list[Template]:
+def mine_templates(tokens, doc_offsets, sigma: int, min_len: int, max_slot: int = 4,
+                   max_slots: int = DEFAULT_MAX_SLOTS, max_work: int = DEFAULT_MAX_WORK,
+                   stats: dict | None = None, progress=None) -> list[Template]:
     """All maximal frequent templates (see the module docstring), in a
     canonical order: by first occurrence, then pattern.
 
@@ -235,6 +275,15 @@ def mine_templates(tokens, doc_offsets, sigma: int, min_len: int, max_slot: int 
         L: minimum number of constant tokens (>= 2).
     max_slot : int
         W: a slot stands for 1 to W tokens (1..16).
+    max_slots : int
+        The most slots a template has (1..64).
+    max_work : int
+        Work bound per seed (occurrences x (W + 1) summed over its nodes;
+        0: none).  A seed past it is *truncated*: its growth stops, so the
+        answer may miss templates of that anchor.  ``stats`` receives
+        ``seeds``, ``nodes``, ``truncated_seeds`` and up to 20
+        ``truncated_examples`` (the seed's first occurrence and df).
+    progress : callable(done_fraction) or None
     """
     w_max = check_max_slot(max_slot)
     sigma = max(1, int(sigma))
@@ -242,38 +291,54 @@ def mine_templates(tokens, doc_offsets, sigma: int, min_len: int, max_slot: int 
     c = _Corpus(tokens, doc_offsets)
     a = anchor_length(min_len)
     found: list[Template] = []
-    n_seeds = 0
-    for pos in _seeds(c, a, sigma):
+    n_seeds = n_nodes = 0
+    truncated = []
+    seeds = list(_seeds(c, a, sigma))
+    for k, pos in enumerate(seeds):
         n_seeds += 1
-        pat, pat_off, dfs, flags, occ_s, occ_e, occ_off = KT.grow_seed(
-            c.tokens, c.doc_of, c.doc_start, c.doc_end, pos, a, sigma, min_len, w_max, COHESION)
+        pat, pat_off, dfs, flags, occ_s, occ_e, occ_off, nodes, cut = KT.grow_seed(
+            c.tokens, c.doc_of, c.doc_start, c.doc_end, pos, a, sigma, min_len, w_max, max_slots, COHESION,
+            int(max_work))
+        n_nodes += int(nodes)
+        if cut:
+            truncated.append((int(pos[0]), c.df(pos)))
         for i in range(dfs.shape[0]):
             pattern = tuple(int(x) for x in pat[pat_off[i]:pat_off[i + 1]])
             s, e = occ_s[occ_off[i]:occ_off[i + 1]].copy(), occ_e[occ_off[i]:occ_off[i + 1]].copy()
             df = int(dfs[i])
-            fill = (_maximal_exact if flags[i] < 0 else _fillers)(c, pattern, s, e, df, w_max)
+            fill = (_maximal_exact if flags[i] < 0 else _fillers)(c, pattern, s, e, df, w_max, max_slots)
             if fill is not None:
                 found.append(Template(pattern=pattern, df=df, starts=s, ends=e, fillers=fill))
+        if progress is not None and k % 256 == 0:
+            progress(k / max(len(seeds), 1))
+    if truncated:
+        log.warning("templates: %d of %d seeds stopped at the work bound %d (their anchors may miss templates)",
+                    len(truncated), n_seeds, max_work)
+    if stats is not None:
+        stats.update({"seeds": n_seeds, "nodes": n_nodes, "truncated_seeds": len(truncated),
+                      "truncated_examples": truncated[:20], "max_work": int(max_work)})
     n_maximal = len(found)
-    found = _drop_subsumed(found)
+    found = _drop_subsumed(found, c.doc_of)
     log.info("templates: %d seeds, %d maximal, %d not subsumed", n_seeds, n_maximal, len(found))
     found.sort(key=lambda t: (int(t.starts[0]), t.pattern))
     return found
 
 
-def _inside(a: Template, b: Template) -> bool:
-    """Every occurrence of a lies inside an occurrence of b."""
+def _inside(a: Template, b: Template, doc_of) -> bool:
+    """In every document of a, some occurrence of a lies inside an occurrence of b."""
     order = np.argsort(b.starts, kind="stable")
     bs, be = b.starts[order], np.maximum.accumulate(b.ends[order])
     i = np.searchsorted(bs, a.starts, side="right") - 1
-    return bool(np.all(i >= 0) and np.all(be[np.maximum(i, 0)] >= a.ends))
+    inside = (i >= 0) & (be[np.maximum(i, 0)] >= a.ends)
+    return np.unique(doc_of[a.starts[inside]]).shape[0] == a.df
 
 
-def _drop_subsumed(found: list[Template]) -> list[Template]:
-    """Drop each template whose occurrences all lie inside the occurrences of
-    another one with more documents (or as many, and more coverage): the
-    other is the general form (``copyright * all rights reserved`` against
-    ``copyright * acme corp all rights reserved``) and covers all it covers.
+def _drop_subsumed(found: list[Template], doc_of) -> list[Template]:
+    """Drop each template that, in each of its documents, has an occurrence
+    inside an occurrence of another one with more documents (or as many, and
+    not the other way round): the other is the general form (``copyright *
+    all rights reserved`` against ``copyright * acme corp all rights
+    reserved``).
 
     Candidates are the templates with an occurrence around the first
     occurrence of the template, found in the occurrences sorted by start.
@@ -293,9 +358,9 @@ def _drop_subsumed(found: list[Template]) -> list[Template]:
         cands = {int(j) for j in tid[lo:hi][en[lo:hi] >= e0]} - {i}
         for j in sorted(cands):
             g = found[j]
-            if g.df < t.df or not _inside(t, g):
+            if g.df < t.df or not _inside(t, g, doc_of):
                 continue
-            if g.df > t.df or not _inside(g, t):
+            if g.df > t.df or not _inside(g, t, doc_of):
                 drop.add(i)
                 break
     return [t for i, t in enumerate(found) if i not in drop]
@@ -320,6 +385,8 @@ def template_frames(found: list[Template], doc_offsets, span_start, span_end, vo
         of covered tokens, ``phrase`` where a phrase covers them, else
         ``template``
     mask : bool per token, covered by a phrase or a template occurrence
+    store_templates, store_occurrences : the store's rows (run_templates,
+        run_template_occurrences without run_id and max_slot)
     """
     import polars as pl
 
@@ -347,6 +414,26 @@ def template_frames(found: list[Template], doc_offsets, span_start, span_end, vo
     occurrences = (pl.concat(occ_parts) if occ_parts else pl.DataFrame(schema={
         "template_id": pl.Int32, "doc_id": pl.Int64, "start": pl.Int32, "end": pl.Int32})
     ).sort("template_id", "doc_id", "start", "end")
+    # the store's rows: occurrences by doc_index with character offsets, and
+    # the filler counts per slot (the most frequent, as JSON)
+    g_start = np.concatenate([t.starts for t in found] or [np.zeros(0, np.int64)]).astype(np.int64)
+    g_end = np.concatenate([t.ends for t in found] or [np.zeros(0, np.int64)]).astype(np.int64)
+    g_doc = np.searchsorted(doc_offsets, g_start, side="right") - 1
+    ss_, se_ = np.asarray(span_start), np.asarray(span_end)
+    store_occ = pl.DataFrame({
+        "template_id": np.concatenate([np.full(t.starts.shape[0], i, np.int32) for i, t in enumerate(found)]
+                                      or [np.zeros(0, np.int32)]),
+        "doc_index": g_doc.astype(np.int32),
+        "token_start": (g_start - doc_offsets[g_doc]).astype(np.int32),
+        "token_end": (g_end - doc_offsets[g_doc]).astype(np.int32),
+        "char_start": ss_[g_start].astype(np.int32) if g_start.shape[0] else np.zeros(0, np.int32),
+        "char_end": se_[g_end - 1].astype(np.int32) if g_start.shape[0] else np.zeros(0, np.int32),
+    }).sort("template_id", "doc_index", "token_start", "token_end")
+    store_tpl = templates.select("template_id", "template", "df", "occurrences", "slots", "constant_tokens",
+                                 "sites").with_columns(pl.Series("fillers", [json.dumps(
+                                     [[[" ".join(vocab[x] for x in f), n] for f, n in
+                                       sorted(slot.items(), key=lambda kv: (-kv[1], kv[0]))[:FILLERS_STORED]]
+                                      for slot in t.fillers], ensure_ascii=False) for t in found], pl.String))
     # coverage: each occurrence covers its whole run, fillers included
     tmask = ranges_mask(phrase_mask.shape[0], np.concatenate([t.starts for t in found] or [np.zeros(0, np.int64)]),
                         np.concatenate([t.ends for t in found] or [np.zeros(0, np.int64)]))
@@ -371,4 +458,4 @@ def template_frames(found: list[Template], doc_offsets, span_start, span_end, vo
         "kind": np.where(kind[starts] == 1, "phrase", "template") if starts.shape[0] else np.zeros(0, str),
     }, schema={"doc_id": pl.Int64, "start": pl.Int32, "end": pl.Int32, "char_start": pl.Int32,
                "char_end": pl.Int32, "kind": pl.String}).sort("doc_id", "start")
-    return templates, occurrences, spans, mask
+    return TemplateFrames(templates, occurrences, spans, mask, store_tpl, store_occ)

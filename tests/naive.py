@@ -175,20 +175,23 @@ def extensions(pattern: tuple, vocab: list, max_slot: int):
 COHESION = 4  #: a template's df is at least 1/COHESION of its anchor's df
 
 
-def templates(docs: list[list], sigma: int, min_len: int, max_slot: int) -> dict[tuple, int]:
+def templates(docs: list[list], sigma: int, min_len: int, max_slot: int, max_slots: int = 4) -> dict[tuple, int]:
     """The maximal frequent templates, by the definitions (README, Templates):
     {pattern tuple (None for a slot): df}.
 
     A template has at least one slot; its anchor is its leftmost constant
-    segment of at least A = max(2, ceil(L/2)) tokens; df >= sigma, df >=
+    segment of at least A = max(2, ceil(L/2)) tokens; 1 to max_slots slots;
+    df >= sigma, df >=
     a quarter of the anchor's df (as a phrase), at least L constant tokens; no
-    single-step extension (see :func:`extensions`) has the same df (an
+    single-step extension (see :func:`extensions`) with at most max_slots
+    slots has the same df (an
     extension occurs only where the pattern does, so never in more documents);
-    and no slot can be narrowed: no tokens f, shorter than the fillers they
-    begin (or end), begin (or end) a filler of that slot in every document.
-    Last, a template is *subsumed*, not reported, when each of its
-    occurrences lies inside an occurrence of another such template with more
-    documents (or as many, and occurrences not all inside the first's).
+    and no slot can be narrowed: no tokens f (the whole filler included)
+    begin (or end) a filler of that slot in every document.
+    Last, a template is *subsumed*, not reported, when in each of its
+    documents one of its occurrences lies inside an occurrence of another
+    such template with more documents (or as many, and not the other way
+    round).
     """
     anchor_len = max(2, -(-min_len // 2))
     vocab = sorted({t for d in docs for t in d})
@@ -210,7 +213,7 @@ def templates(docs: list[list], sigma: int, min_len: int, max_slot: int) -> dict
     out = {}
     for p in found:
         segs = segments(p)
-        if len(segs) < 2 or sum(map(len, segs)) < min_len:
+        if len(segs) < 2 or len(segs) - 1 > max_slots or sum(map(len, segs)) < min_len:
             continue
         anchor = next((c for c in segs if len(c) >= anchor_len), None)
         if anchor is None:
@@ -218,28 +221,33 @@ def templates(docs: list[list], sigma: int, min_len: int, max_slot: int) -> dict
         df = pattern_df(p, docs, max_slot)
         if df < sigma or COHESION * df < pattern_df(anchor, docs, max_slot):
             continue
-        if any(pattern_df(q, docs, max_slot) >= df for q in extensions(p, vocab, max_slot)):
+        if any(pattern_df(q, docs, max_slot) >= df for q in extensions(p, vocab, max_slot)
+               if sum(1 for x in q if x is SLOT) <= max_slots):
             continue
         # a slot whose fillers, in every document, start (or end) with the same
-        # tokens f (shorter than the filler) is narrowed: not maximal
+        # tokens f (the whole filler included) is narrowed: not maximal
         narrowed = {}
         for i, d in enumerate(docs):
             for st in range(len(d)):
                 for _, fills in pattern_fillers(p, d, st, max_slot):
                     for j, f in enumerate(fills):
-                        for m in range(1, len(f)):
+                        for m in range(1, len(f) + 1):
                             narrowed.setdefault((j, "start", f[:m]), set()).add(i)
                             narrowed.setdefault((j, "end", f[-m:]), set()).add(i)
         if any(len(v) >= df for v in narrowed.values()):
             continue
         out[p] = df
-    # subsumed: every occurrence inside an occurrence of another reported
-    # template that has more documents, or as many and strictly more coverage
+    # subsumed: in each of its documents, an occurrence inside an occurrence
+    # of another reported template that has more documents, or as many and
+    # not the other way round
     occ = {p: {(i, st, e) for i, d in enumerate(docs) for st in range(len(d))
                for e in pattern_matches(p, d, st, max_slot)} for p in out}
 
     def inside(a, b):
-        return all(any(i == j and s2 <= s1 and e1 <= e2 for j, s2, e2 in occ[b]) for i, s1, e1 in occ[a])
+        # in every document of a, some occurrence of a inside one of b
+        docs_a = {i for i, _, _ in occ[a]}
+        return all(any(any(i == j and s2 <= s1 and e1 <= e2 for j, s2, e2 in occ[b])
+                       for i2, s1, e1 in occ[a] if i2 == i) for i in docs_a)
 
     return {p: df for p, df in out.items()
             if not any(q != p and inside(p, q) and (out[q] > df or (out[q] == df and not inside(q, p)))

@@ -10,14 +10,14 @@ from engine.errors import BoilerscopeError
 from engine.templates import SLOT, check_max_slot, mine_templates
 
 
-def run(docs, sigma, min_len, max_slot):
+def run(docs, sigma, min_len, max_slot, max_slots=4):
     vocab = {}
     ids = [[vocab.setdefault(t, len(vocab)) for t in d] for d in docs]
     inv = {v: k for k, v in vocab.items()}
     flat = np.array([t for d in ids for t in d], np.int32)
     off = np.zeros(len(docs) + 1, np.int64)
     off[1:] = np.cumsum([len(d) for d in ids])
-    found = mine_templates(flat, off, sigma, min_len, max_slot)
+    found = mine_templates(flat, off, sigma, min_len, max_slot, max_slots)
     out = {}
     for t in found:
         key = tuple(None if x == SLOT else inv[x] for x in t.pattern)
@@ -50,9 +50,11 @@ def test_cohesion_rejects_a_banner_joined_to_a_common_word():
 
 @settings(max_examples=150, deadline=None)
 @given(docs=st.lists(st.lists(st.sampled_from("abc"), min_size=0, max_size=7), min_size=1, max_size=6),
-       sigma=st.integers(1, 3), min_len=st.integers(2, 5), max_slot=st.integers(1, 2))
-def test_miner_equals_the_definition_on_small_alphabets(docs, sigma, min_len, max_slot):
-    assert run(docs, sigma, min_len, max_slot) == naive.templates(docs, sigma, min_len, max_slot)
+       sigma=st.integers(1, 3), min_len=st.integers(2, 5), max_slot=st.integers(1, 2),
+       max_slots=st.sampled_from([1, 2, 4]))
+def test_miner_equals_the_definition_on_small_alphabets(docs, sigma, min_len, max_slot, max_slots):
+    assert (run(docs, sigma, min_len, max_slot, max_slots)
+            == naive.templates(docs, sigma, min_len, max_slot, max_slots))
 
 
 @settings(max_examples=60, deadline=None)
@@ -141,8 +143,8 @@ def test_max_slot_out_of_range_exits_2(cli, tmp_path, bad):
 
 @settings(max_examples=200, deadline=None)
 @given(docs=st.lists(st.lists(st.sampled_from("abc"), min_size=1, max_size=8), min_size=1, max_size=5),
-       data=st.data(), max_slot=st.integers(1, 3))
-def test_numba_maximality_check_equals_the_exact_one(docs, data, max_slot):
+       data=st.data(), max_slot=st.integers(1, 3), max_slots=st.integers(1, 3))
+def test_numba_maximality_check_equals_the_exact_one(docs, data, max_slot, max_slots):
     """The kernel's check (used in the growth) and the exact Python one (used
     when a hash collides) agree on any pattern cut from the corpus."""
     from engine.kernels import templates as KT
@@ -172,6 +174,6 @@ def test_numba_maximality_check_equals_the_exact_one(docs, data, max_slot):
     c = _Corpus(flat, off)
     df = c.df(starts)
     fast = KT.maximal_check(c.tokens, c.doc_of, c.doc_start, c.doc_end, np.array(pattern, np.int64),
-                            starts, ends, df, max_slot)
-    exact = _maximal_exact(c, tuple(pattern), starts, ends, df, max_slot)
+                            starts, ends, df, max_slot, max_slots, 0)
+    exact = _maximal_exact(c, tuple(pattern), starts, ends, df, max_slot, max_slots)
     assert fast == (0 if exact is None else 1)

@@ -18,13 +18,15 @@ def _mix(h, x):
 
 
 @njit(**NJIT)
-def matchings(tokens, pattern, starts, ends, w_max):
+def matchings(tokens, pattern, starts, ends, w_max, limit):
     """Every way each occurrence ``tokens[starts[o]:ends[o]]`` matches the
     pattern (``SLOT`` = a slot of 1..w_max tokens).
 
-    Returns ``occ, slot, fstart, fwidth``: one row per slot per matching (the
-    occurrence, the slot's rank in the pattern, its filler's start and width).
-    Backtracking over the slot widths; O(matchings x pattern length).
+    Returns ``occ, slot, fstart, fwidth, complete``: one row per slot per
+    matching (the occurrence, the slot's rank in the pattern, its filler's
+    start and width); ``complete`` is False when the rows would pass
+    ``limit`` (> 0) and the enumeration stopped.  Backtracking over the slot
+    widths; O(matchings x pattern length).
     """
     m = pattern.shape[0]
     n_slots = 0
@@ -46,6 +48,8 @@ def matchings(tokens, pattern, starts, ends, w_max):
         while i >= 0:
             if i == m:
                 if pos[m] == e:
+                    if limit > 0 and n + n_slots > limit:
+                        return occ[:n], slot[:n], fstart[:n], fwidth[:n], False
                     if n + n_slots > cap:
                         cap *= 2
                         occ2 = np.empty(cap, np.int64)
@@ -85,7 +89,7 @@ def matchings(tokens, pattern, starts, ends, w_max):
                 else:
                     width[i] = 0
                     i -= 1
-    return occ[:n], slot[:n], fstart[:n], fwidth[:n]
+    return occ[:n], slot[:n], fstart[:n], fwidth[:n], True
 
 
 @njit(**NJIT)
@@ -116,18 +120,20 @@ def _sort_pairs(keys, docs):
 
 
 @njit(**NJIT)
-def side_extension(tokens, doc_of, doc_start, doc_end, starts, ends, df, w_max):
+def side_extension(tokens, doc_of, doc_start, doc_end, starts, ends, df, w_max, slot_ok):
     """True when a token, or a slot of 1..w_max tokens and a token, before or
     after the occurrences is in df documents (an exact count: the key is the
-    token id itself)."""
+    token id itself); a slot only when ``slot_ok`` (the pattern has fewer
+    slots than allowed)."""
+    w_hi = w_max if slot_ok else 0
     n = starts.shape[0]
     for side in range(2):
-        keys = np.empty(n * (w_max + 1), np.int64)
-        docs = np.empty(n * (w_max + 1), np.int64)
+        keys = np.empty(n * (w_hi + 1), np.int64)
+        docs = np.empty(n * (w_hi + 1), np.int64)
         k = 0
         for o in range(n):
             s = starts[o]
-            for w in range(w_max + 1):
+            for w in range(w_hi + 1):
                 if side == 0:
                     q = s - 1 - w
                     ok = q >= doc_start[s]
@@ -146,12 +152,12 @@ def side_extension(tokens, doc_of, doc_start, doc_end, starts, ends, df, w_max):
 
 @njit(**NJIT)
 def filler_keys(tokens, doc_of, starts, occ, slot, fstart, fwidth):
-    """Hash keys of the fillers and of their proper prefixes and suffixes,
-    with the document of each: ``keys, docs, kind, row, length`` (kind 0:
-    the whole filler, 1: a prefix of ``length`` tokens, 2: a suffix)."""
+    """Hash keys of the prefixes and suffixes of the fillers (the whole
+    filler is both), with the document of each: ``keys, docs, kind, row,
+    length`` (kind 1: a prefix of ``length`` tokens, 2: a suffix)."""
     total = 0
     for r in range(fwidth.shape[0]):
-        total += 1 + 2 * (fwidth[r] - 1)
+        total += 2 * fwidth[r]
     keys = np.empty(total, np.uint64)
     docs = np.empty(total, np.int64)
     kind = np.empty(total, np.int64)
@@ -162,12 +168,8 @@ def filler_keys(tokens, doc_of, starts, occ, slot, fstart, fwidth):
         d = doc_of[starts[occ[r]]]
         a = fstart[r]
         w = fwidth[r]
-        for kd in range(3):
+        for kd in range(1, 3):
             for ln in range(1, w + 1):
-                if kd == 0 and ln < w:
-                    continue
-                if kd > 0 and ln == w:
-                    continue
                 b = a if kd < 2 else a + w - ln
                 h = _mix(_mix(_mix(np.uint64(0), slot[r]), kd), ln)
                 for t in range(ln):
@@ -201,14 +203,21 @@ def _same_tokens(tokens, kind, row, length, fstart, fwidth, slot, members):
 
 
 @njit(**NJIT)
-def maximal_check(tokens, doc_of, doc_start, doc_end, pattern, starts, ends, df, w_max):
+def maximal_check(tokens, doc_of, doc_start, doc_end, pattern, starts, ends, df, w_max, max_slots, limit):
     """1 when the candidate is maximal (no single-step extension keeps df and
     no slot can be narrowed; :mod:`engine.templates`), 0 when it is not, -1
     when a 64-bit hash collision makes the fast check unsure (the caller
-    then decides in exact Python)."""
-    if side_extension(tokens, doc_of, doc_start, doc_end, starts, ends, df, w_max):
+    then decides in exact Python), -2 when its matchings pass ``limit``
+    rows (> 0; undecided)."""
+    n_slots = 0
+    for i in range(pattern.shape[0]):
+        if pattern[i] == SLOT:
+            n_slots += 1
+    if side_extension(tokens, doc_of, doc_start, doc_end, starts, ends, df, w_max, n_slots < max_slots):
         return 0
-    occ, slot, fstart, fwidth = matchings(tokens, pattern, starts, ends, w_max)
+    occ, slot, fstart, fwidth, complete = matchings(tokens, pattern, starts, ends, w_max, limit)
+    if not complete:
+        return -2
     keys, docs, kind, row, length = filler_keys(tokens, doc_of, starts, occ, slot, fstart, fwidth)
     o = np.argsort(docs, kind="mergesort")
     o = o[np.argsort(keys[o], kind="mergesort")]
@@ -250,7 +259,7 @@ def _ceil_div(a, b):
 
 
 @njit(**NJIT)
-def grow_seed(tokens, doc_of, doc_start, doc_end, seed, a, sigma, min_len, w_max, cohesion):
+def grow_seed(tokens, doc_of, doc_start, doc_end, seed, a, sigma, min_len, w_max, max_slots, cohesion, max_work):
     """Every maximal template whose anchor starts with the seed (an A-gram,
     ``seed`` its sorted start positions): right growth, left growth from
     each right node, the maximality check of each candidate
@@ -260,13 +269,18 @@ def grow_seed(tokens, doc_of, doc_start, doc_end, seed, a, sigma, min_len, w_max
     of a node are written above it and a popped node drops whatever its later
     siblings left.  A group of children is one key (the token added) after a
     sort by (key, start, end); it is kept when its distinct documents reach
-    the threshold and, for a slot just added, when its elements do not all
-    have one and the same filler (that slot would stay single in every
-    extension, so nothing grown from it is maximal).
+    the threshold and, for a slot just added, unless the fillers of its
+    elements all begin (or all end) with one token (then they do in every
+    extension too, where the slot can be narrowed: nothing grown from it is
+    maximal).  Closed chains are passed through (:mod:`engine.templates`).
 
-    Returns ``pat, pat_off, dfs, flags, occ_s, occ_e, occ_off``: the
-    templates' patterns (``SLOT`` for a slot), df, flag (1 maximal, -1 the
-    check was unsure and the caller decides) and occurrences.
+    ``max_work`` (> 0) bounds the work (occurrences x (W + 1) plus pattern
+    length, summed over the nodes): past it the growth stops, ``truncated``.
+
+    Returns ``pat, pat_off, dfs, flags, occ_s, occ_e, occ_off, nodes,
+    truncated``: the templates' patterns (``SLOT`` for a slot), df, flag (1
+    maximal, -1 the check was unsure and the caller decides), occurrences,
+    the nodes visited and whether the work bound stopped the growth.
     """
     # node stack
     cap = 64
@@ -320,8 +334,16 @@ def grow_seed(tokens, doc_of, doc_start, doc_end, seed, a, sigma, min_len, w_max
     n_adf[0] = -1
     n_thr[0] = 0
     top = 1
+    n_nodes = 0
+    work = 0
+    truncated = False
     while top > 0:
+        if max_work > 0 and work > max_work:
+            truncated = True
+            break
         top -= 1
+        n_nodes += 1
+        work += n_occ_len[top] * (w_max + 1) + n_pat_len[top]
         po, pl = n_pat_off[top], n_pat_len[top]
         oo, ol = n_occ_off[top], n_occ_len[top]
         df, consts, phase = n_df[top], n_consts[top], n_phase[top]
@@ -330,10 +352,28 @@ def grow_seed(tokens, doc_of, doc_start, doc_end, seed, a, sigma, min_len, w_max
         otop = oo + ol
         s = spool[oo:oo + ol]
         e = epool[oo:oo + ol]
+        # closures: one token before (after) every occurrence
+        left_closed = True
+        right_closed = phase == 0
+        for i in range(ol):
+            si, ei = s[i], e[i]
+            if left_closed and (si - 1 < doc_start[si] or tokens[si - 1] != tokens[s[0] - 1]):
+                left_closed = False
+            if right_closed and (ei >= doc_end[si] or tokens[ei] != tokens[e[0]]):
+                right_closed = False
+            if not (left_closed or right_closed):
+                break
+        if left_closed and phase == 0:
+            continue
         # visit: a candidate with a slot and L constants
-        if consts < pl and consts >= min_len:
+        if consts < pl and consts >= min_len and not (left_closed or right_closed):
             pat = ppool[po:po + pl].copy()
-            v = maximal_check(tokens, doc_of, doc_start, doc_end, pat, s, e, df, w_max)
+            v = maximal_check(tokens, doc_of, doc_start, doc_end, pat, s, e, df, w_max, max_slots,
+                              max_work - work if max_work > 0 else 0)
+            work += ol * (pl - consts)
+            if v == -2:
+                truncated = True
+                break
             if v != 0:
                 o_pat = _fit(o_pat, o_pat_off[n_out] + pl)
                 o_pat[o_pat_off[n_out]:o_pat_off[n_out] + pl] = pat
@@ -358,6 +398,10 @@ def grow_seed(tokens, doc_of, doc_start, doc_end, seed, a, sigma, min_len, w_max
             thr_here = sigma if here < sigma else here
         for kind in range(4):
             if phase == 1 and kind >= 2:
+                continue
+            if (left_closed and kind != 1) or (right_closed and kind != 2):
+                continue
+            if (kind == 0 or kind == 3) and pl - consts >= max_slots:
                 continue
             if kind == 1 and not (phase == 1 and first > 0 and first + 1 < a):
                 continue
@@ -433,21 +477,21 @@ def grow_seed(tokens, doc_of, doc_start, doc_end, seed, a, sigma, min_len, w_max
                 if distinct < t:
                     continue
                 if kind == 0 or kind == 3:
-                    # one and the same filler everywhere: prune
+                    # the new slot's fillers all begin (or all end) with one
+                    # token: so do they in every extension, where the slot
+                    # can then be narrowed; nothing grown from it is maximal
                     r0 = order[g_lo]
-                    single = True
+                    same_first = True
+                    same_last = True
                     for j in range(g_lo + 1, g_hi):
                         r = order[j]
-                        if cfw[r] != cfw[r0]:
-                            single = False
+                        if tokens[cfs[r]] != tokens[cfs[r0]]:
+                            same_first = False
+                        if tokens[cfs[r] + cfw[r] - 1] != tokens[cfs[r0] + cfw[r0] - 1]:
+                            same_last = False
+                        if not (same_first or same_last):
                             break
-                        for u in range(cfw[r]):
-                            if tokens[cfs[r] + u] != tokens[cfs[r0] + u]:
-                                single = False
-                                break
-                        if not single:
-                            break
-                    if single:
+                    if same_first or same_last:
                         continue
                 # push the child: pattern, then its distinct (start, end) pairs
                 extra = 2 if (kind == 0 or kind == 3) else 1
@@ -512,4 +556,4 @@ def grow_seed(tokens, doc_of, doc_start, doc_end, seed, a, sigma, min_len, w_max
                 ptop += pl + extra
                 otop += m
     return (o_pat[:o_pat_off[n_out]], o_pat_off[:n_out + 1], o_df[:n_out], o_flag[:n_out],
-            o_s[:o_occ_off[n_out]], o_e[:o_occ_off[n_out]], o_occ_off[:n_out + 1])
+            o_s[:o_occ_off[n_out]], o_e[:o_occ_off[n_out]], o_occ_off[:n_out + 1], n_nodes, truncated)
