@@ -1,0 +1,105 @@
+"""Templates on real corpora (issue 9's figures): webdocs and prose.
+
+    python bench/templates_corpora.py [--corpora webdocs prose] [--sigma 20] [--min-len 10] [--runs 1]
+
+For each corpus, in one store (ingested once, not timed): ``boilerscope
+mine`` without and with ``--templates``, each in its own process (wall time
+and peak RSS from the child's rusage); the template count, the coverage with
+and without templates, the seeds stopped at the work bound, and the top 20
+templates by tokens covered.  Results: bench/results/templates_corpora.json
+and .md.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+SHARED = os.path.join(os.path.dirname(ROOT), "shared", "corpora")
+CLI = [sys.executable, "-m", "engine.cli"]
+
+
+def child(args: list[str]) -> tuple[float, int]:
+    """Run the CLI in a child process: (seconds, peak RSS bytes of the child)."""
+    t = time.perf_counter()
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    subprocess.run(CLI + args, check=True, cwd=ROOT)
+    seconds = time.perf_counter() - t
+    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    return seconds, max(peak, before) * 1024
+
+
+def main():
+    import polars as pl
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--corpora", nargs="+", default=["webdocs", "prose"])
+    ap.add_argument("--sigma", type=int, default=20)
+    ap.add_argument("--min-len", type=int, default=10)
+    ap.add_argument("--runs", type=int, default=1)
+    args = ap.parse_args()
+    work = os.path.join(HERE, "work", "templates-corpora")
+    os.makedirs(work, exist_ok=True)
+    out_rows = {}
+    for name in args.corpora:
+        src = os.path.join(SHARED, name + ".parquet")
+        db = os.path.join(work, name + ".duckdb")
+        if not os.path.exists(db):
+            subprocess.run(CLI + ["ingest", src, "--db", db, "--quiet"], check=True, cwd=ROOT)
+        common = [db, "--sigma", str(args.sigma), "--min-len", str(args.min_len), "--quiet"]
+        row = {}
+        for label, extra in (("verbatim", []), ("templates", ["--templates"])):
+            times, peaks = [], []
+            for _ in range(args.runs):
+                out = os.path.join(work, f"out-{name}-{label}")
+                s, p = child(["mine", *common, "--out", out, *extra])
+                times.append(s)
+                peaks.append(p)
+            with open(os.path.join(out, "summary.json")) as fh:
+                summary = json.load(fh)
+            row[label] = {"seconds": sorted(times)[len(times) // 2], "peak_rss": max(peaks), "summary": summary}
+        t = row["templates"]["summary"]["templates"]
+        tpl = pl.read_parquet(os.path.join(work, f"out-{name}-templates", "templates.parquet"))
+        occ = pl.read_parquet(os.path.join(work, f"out-{name}-templates", "template_occurrences.parquet"))
+        covered = occ.with_columns((pl.col("end") - pl.col("start")).alias("n")).group_by("template_id").agg(
+            pl.col("n").sum().alias("tokens"))
+        top = tpl.join(covered, on="template_id").sort("tokens", descending=True).head(20)
+        row["top"] = top.select("template", "df", "occurrences", "sites", "tokens").to_dicts()
+        row["templates"]["stats"] = t
+        out_rows[name] = row
+        print(name, json.dumps({k: (v["seconds"], v["peak_rss"]) for k, v in row.items() if k != "top"}), flush=True)
+    with open(os.path.join(HERE, "results", "templates_corpora.json"), "w") as fh:
+        json.dump(out_rows, fh, indent=1, ensure_ascii=False, default=str)
+    lines = [f"Templates on the shared corpora (sigma {args.sigma}, L {args.min_len}, W 4, at most 4 slots; "
+             f"median of {args.runs} run(s), each a separate process; the machine has 2 cores):", "",
+             "| corpus | tokens | run | seconds | peak RSS | templates | coverage | seeds (stopped at the work bound) |",
+             "|---|---:|---|---:|---:|---:|---:|---:|"]
+    for name, row in out_rows.items():
+        st = row["templates"]["stats"]
+        tokens = row["verbatim"]["summary"]["tokens"]
+        for label in ("verbatim", "templates"):
+            r = row[label]
+            cov = (st["coverage_without_templates"] if label == "verbatim" else st["coverage_with_templates"])
+            extra = (f"{st['templates']:,} | {100 * cov:.2f}% | {st['seeds']:,} ({st['truncated_seeds']})"
+                     if label == "templates" else f"- | {100 * cov:.2f}% | -")
+            lines.append(f"| {name} | {tokens:,} | {label} | {r['seconds']:.1f} | "
+                         f"{r['peak_rss'] / 2**30:.2f} GiB | {extra} |")
+    for name, row in out_rows.items():
+        lines += ["", f"Top 20 templates of {name} by tokens covered:", "",
+                  "| template | df | occurrences | sites | tokens |", "|---|---:|---:|---:|---:|"]
+        for r in row["top"]:
+            text = r["template"] if len(r["template"]) <= 160 else r["template"][:157] + "..."
+            lines.append(f"| {text.replace('|', '/')} | {r['df']:,} | {r['occurrences']:,} | {r['sites']} | "
+                         f"{r['tokens']:,} |")
+    with open(os.path.join(HERE, "results", "templates_corpora.md"), "w") as fh:
+        fh.write("\n".join(lines) + "\n")
+    print("\n".join(lines[:12]))
+
+
+if __name__ == "__main__":
+    main()
