@@ -87,8 +87,8 @@ INSERT OR IGNORE INTO boilerscope_meta VALUES ('format', 'boilerscope-store'), (
 
 #: The tables of a store; a file holding any other table is not ours.
 TABLES = ("snapshots", "documents", "vocabulary", "runs", "run_phrases", "run_occurrences",
-          "run_documents", "run_spans", "dedup_runs", "dedup_clusters", "dedup_pairs", "decisions",
-          "boilerscope_meta")
+          "run_documents", "run_spans", "run_templates", "run_template_occurrences", "dedup_runs",
+          "dedup_clusters", "dedup_pairs", "decisions", "boilerscope_meta")
 
 def _first_line(exc: BaseException) -> str:
     lines = str(exc).strip().splitlines()
