@@ -93,18 +93,26 @@ def matchings(tokens, pattern, starts, ends, w_max, limit):
 
 
 @njit(**NJIT)
+def _key_run(keys, docs, lo):
+    """The run of keys equal to ``keys[lo]`` (keys/docs sorted by (key,
+    doc)): its end and its number of distinct docs."""
+    hi = lo
+    distinct = 0
+    while hi < keys.shape[0] and keys[hi] == keys[lo]:
+        if hi == lo or docs[hi] != docs[hi - 1]:
+            distinct += 1
+        hi += 1
+    return hi, distinct
+
+
+@njit(**NJIT)
 def _widest_key_run(keys, docs, df):
     """Index of the first element of a run of equal keys with at least df
     distinct docs (keys/docs sorted by (key, doc)), else -1."""
     n = keys.shape[0]
     lo = 0
     while lo < n:
-        hi = lo
-        distinct = 0
-        while hi < n and keys[hi] == keys[lo]:
-            if hi == lo or docs[hi] != docs[hi - 1]:
-                distinct += 1
-            hi += 1
+        hi, distinct = _key_run(keys, docs, lo)
         if distinct >= df:
             return lo
         lo = hi
@@ -227,12 +235,7 @@ def maximal_check(tokens, doc_of, doc_start, doc_end, pattern, starts, ends, df,
     lo = 0
     unsure = False
     while lo < n:
-        hi = lo
-        distinct = 0
-        while hi < n and sk[hi] == sk[lo]:
-            if hi == lo or sd[hi] != sd[hi - 1]:
-                distinct += 1
-            hi += 1
+        hi, distinct = _key_run(sk, sd, lo)
         if distinct >= df:
             # a filler in every document (slot made constant) or a common
             # prefix/suffix (slot narrowed): verify it token by token
