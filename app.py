@@ -16,6 +16,7 @@ st.navigation([
     st.Page("pages/load.py", title="Load", icon=":material/folder_open:", url_path="snapshots"),
     st.Page("pages/mine.py", title="Mine", icon=":material/construction:", url_path="mining", default=True),
     st.Page("pages/phrases.py", title="Phrases", icon=":material/repeat:", url_path="repeats"),
+    st.Page("pages/templates.py", title="Templates", icon=":material/data_object:", url_path="templates"),
     st.Page("pages/sites.py", title="Sites", icon=":material/language:", url_path="by-site"),
     st.Page("pages/document.py", title="Document", icon=":material/article:", url_path="reader"),
     st.Page("pages/duplicates.py", title="Duplicates", icon=":material/content_copy:", url_path="near-duplicates"),

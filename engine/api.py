@@ -521,7 +521,9 @@ def clean(source: str, *, run: int, stoplist: str, out: str, db: str | None = No
                 raise BoilerscopeError(
                     f"{source} is not the snapshot of run {run} (that run mined snapshot {sid}); "
                     "give the run's snapshot or the store")
-        cleaned, figures = clean_store(st, sid, int(info["min_len"]), noise, keep)
+        # template decisions match with the run's slot width (4 when it mined no templates)
+        max_slot = int((info["summary"].get("templates") or {}).get("max_slot") or DEFAULT_MAX_SLOT)
+        cleaned, figures = clean_store(st, sid, int(info["min_len"]), noise, keep, max_slot)
         with atomic_file(out, "the cleaned snapshot") as tmp:
             cleaned.select("doc_id", "site", "url", "text").write_parquet(tmp, compression="zstd")
         return figures

@@ -1,16 +1,29 @@
 """Cleaning: cut the repeats an analyst marked as noise.
 
 One rule decides what is cut, shared by the dashboard's Document view, the
-export and ``boilerscope clean``: a token position is cut when it lies in an
-occurrence of an L-gram that occurs inside some phrase marked noise and inside
-no phrase marked keep (keep wins, so nothing an analyst kept is lost).  Cuts
-remove the original characters of the cut tokens (from the first character of
-a run of cut tokens to the last) and leave one space, so the words on both
-sides never merge into one token.
+export and ``boilerscope clean`` (:func:`decision_cut`).  A decision is on a
+phrase (its tokens joined by spaces) or on a template (the same, with ``*``
+for each slot: ``*`` is never a token, so the text says which it is).
 
-Complexity: O(n * L) for the scan (an FNV-1a hash of the L-token window at
-each position, recomputed, looked up by binary search among the stop L-grams
-and confirmed token by token), plus O(text) to rebuild the cut documents.
+1. Phrases: a token position is cut when it lies in an occurrence of an
+   L-gram that occurs inside some phrase marked noise and inside no phrase
+   marked keep (:func:`stop_grams`, :func:`cut_mask`).
+2. Templates: a position is also cut when it lies in an occurrence (inside
+   one document, each slot standing for 1 to W tokens, W the run's
+   ``--max-slot``) of a template marked noise, unless it lies in an
+   occurrence of an L-gram of a phrase marked keep.
+3. Keep wins: no position inside an occurrence of a template marked keep is
+   cut, by either rule.
+
+So nothing an analyst kept is lost.  Cuts remove the original characters of
+the cut tokens (from the first character of a run of cut tokens to the last)
+and leave one space, so the words on both sides never merge into one token.
+
+Complexity: O(n * L) for the phrase scan (an FNV-1a hash of the L-token
+window at each position, recomputed, looked up by binary search among the
+stop L-grams and confirmed token by token); O(n log k) for the template scan
+plus a backtracking match (at most W ** slots steps) at each position whose
+token begins one of the k templates; O(text) to rebuild the cut documents.
 """
 from __future__ import annotations
 
@@ -50,6 +63,51 @@ def cut_mask(tokens, doc_offsets, L: int, grams: np.ndarray) -> np.ndarray:
     hashes = K.gram_hashes(grams, L)
     order = np.argsort(hashes, kind="stable")
     return K.mark_cut(tokens, doc_offsets, L, hashes[order], np.ascontiguousarray(grams[order]))
+
+
+def is_template(text: str) -> bool:
+    """True for a template decision (a ``*`` token stands for a slot)."""
+    return "*" in text.split(" ")
+
+
+def template_mask(tokens, doc_offsets, templates: list[str], vocab_ids: dict[str, int], max_slot: int) -> np.ndarray:
+    """uint8 mask of the positions inside an occurrence of one of the
+    templates (``*`` = 1 to ``max_slot`` tokens; occurrences stay in one document)."""
+    tokens = np.ascontiguousarray(tokens, dtype=np.int32)
+    doc_offsets = np.ascontiguousarray(doc_offsets, dtype=np.int64)
+    pats, off = [], [0]
+    for text in templates:
+        ids = [K.SLOT if t == "*" else vocab_ids.get(t) for t in text.split(" ")]
+        if not ids or any(i is None for i in ids) or ids[0] == K.SLOT or ids[-1] == K.SLOT:
+            continue  # a token this snapshot never has, or not a template: it cannot occur
+        pats.extend(ids)
+        off.append(len(pats))
+    pats_a = np.array(pats, np.int32)
+    off_a = np.array(off, np.int64)
+    firsts = pats_a[off_a[:-1]] if off_a.shape[0] > 1 else np.zeros(0, np.int32)
+    order = np.argsort(firsts, kind="stable").astype(np.int64)
+    return K.mark_templates(tokens, doc_offsets, pats_a, off_a, np.ascontiguousarray(firsts[order]), order,
+                            int(max_slot))
+
+
+def decision_cut(tokens, doc_offsets, L: int, noise: list[str], keep: list[str], vocab_ids: dict[str, int],
+                 max_slot: int = 4) -> np.ndarray:
+    """uint8 mask of the positions the decisions cut (the module's rule)."""
+    tokens = np.ascontiguousarray(tokens, dtype=np.int32)
+    doc_offsets = np.ascontiguousarray(doc_offsets, dtype=np.int64)
+    noise_p = [p for p in noise if not is_template(p)]
+    keep_p = [p for p in keep if not is_template(p)]
+    noise_t = [p for p in noise if is_template(p)]
+    keep_t = [p for p in keep if is_template(p)]
+    cut = cut_mask(tokens, doc_offsets, L, stop_grams(noise_p, keep_p, vocab_ids, L))
+    if not noise_t and not keep_t:
+        return cut
+    kept = template_mask(tokens, doc_offsets, keep_t, vocab_ids, max_slot).astype(bool)
+    out = cut.astype(bool) & ~kept
+    if noise_t:
+        shielded = cut_mask(tokens, doc_offsets, L, stop_grams(keep_p, [], vocab_ids, L)).astype(bool) | kept
+        out |= template_mask(tokens, doc_offsets, noise_t, vocab_ids, max_slot).astype(bool) & ~shielded
+    return out.astype(np.uint8)
 
 
 def cut_text(text: str, span_start, span_end, cut) -> str:
@@ -125,7 +183,7 @@ def stoplist_frames(decisions: pl.DataFrame) -> tuple[bytes, bytes]:
     return buf.getvalue().encode("utf-8"), json.dumps(rows, ensure_ascii=False, indent=1).encode("utf-8")
 
 
-def clean_store(store, snapshot_id: str, min_len: int, noise: list[str], keep: list[str]):
+def clean_store(store, snapshot_id: str, min_len: int, noise: list[str], keep: list[str], max_slot: int = 4):
     """Cleaned documents and before/after figures for one snapshot.
 
     Returns
@@ -136,10 +194,9 @@ def clean_store(store, snapshot_id: str, min_len: int, noise: list[str], keep: l
     arrays = store.arrays(snapshot_id)
     vocab = store.vocabulary(snapshot_id)
     ids = {t: i for i, t in enumerate(vocab)}
-    grams = stop_grams(noise, keep, ids, min_len)
     tokens = np.asarray(arrays.tokens)
     offsets = np.asarray(arrays.doc_offsets)
-    cut = cut_mask(tokens, offsets, min_len, grams)
+    cut = decision_cut(tokens, offsets, min_len, noise, keep, ids, max_slot)
     docs = store.documents_text(snapshot_id)
     texts = docs["text"].to_list()
     per_doc_cut = np.add.reduceat(cut.astype(np.int64), offsets[:-1]) if tokens.shape[0] else np.zeros(len(texts), np.int64)

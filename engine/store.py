@@ -493,7 +493,8 @@ class Store:
         return self._write(write)
 
     def runs(self, snapshot_id: str | None = None) -> pl.DataFrame:
-        sql = ("SELECT run_id, snapshot_id, sigma, min_len, algo, created, phrases,"
+        sql = ("SELECT run_id, snapshot_id, sigma, min_len, algo,"
+               " json_extract(summary, '$.templates.templates')::BIGINT AS templates, created, phrases,"
                " covered_tokens, coverage, seconds FROM runs")
         if snapshot_id:
             return self.query(sql + " WHERE snapshot_id = ? ORDER BY run_id", [snapshot_id])
@@ -507,10 +508,13 @@ class Store:
         row["summary"] = json.loads(row["summary"]) if row["summary"] else {}
         return row
 
-    def find_run(self, snapshot_id: str, sigma: int, min_len: int, algo: str) -> int | None:
+    def find_run(self, snapshot_id: str, sigma: int, min_len: int, algo: str, max_slot: int = 0) -> int | None:
+        """The newest run with these parameters; ``max_slot`` > 0: one that
+        mined templates with that slot width, 0: one without templates."""
         return self.scalar(
             "SELECT max(run_id) FROM runs WHERE snapshot_id = ? AND sigma = ? AND min_len = ?"
-            " AND algo = ?", [snapshot_id, sigma, min_len, algo])
+            " AND algo = ? AND coalesce(json_extract(summary, '$.templates.max_slot')::INTEGER, 0) = ?",
+            [snapshot_id, sigma, min_len, algo, int(max_slot)])
 
     def delete_run(self, run_id: int) -> bool:
         if self.run(run_id) is None:

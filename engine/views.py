@@ -190,3 +190,61 @@ def compare_runs(store: Store, run_a: int, run_b: int, snapshot_id: str) -> dict
     rb = site_ranking(store, run_b, snapshot_id).select("site", pl.col("coverage").alias(f"coverage_{run_b}"))
     return {"only_a": store.query(only, [run_a, run_b]), "only_b": store.query(only, [run_b, run_a]),
             "both": int(both or 0), "sites": ra.join(rb, on="site", how="full", coalesce=True).sort("site")}
+
+
+# -- templates with slots (runs mined with --templates) ----------------------
+def template_table(store: Store, run_id: int, search: str = "", limit: int = 500) -> pl.DataFrame:
+    """Templates of a run by tokens covered (their occurrences' tokens), then df."""
+    sql = ["SELECT t.template_id, t.template, t.constant_tokens, t.slots, t.df, t.occurrences, t.sites,"
+           " coalesce(o.tokens, 0) AS tokens FROM run_templates t"
+           " LEFT JOIN (SELECT template_id, sum(token_end - token_start) AS tokens FROM run_template_occurrences"
+           "  WHERE run_id = ? GROUP BY template_id) o ON o.template_id = t.template_id WHERE t.run_id = ?"]
+    params: list = [run_id, run_id]
+    if search:
+        sql.append("AND t.template ILIKE ?")
+        params.append(f"%{search.lower()}%")
+    sql.append("ORDER BY tokens DESC, t.df DESC, t.template LIMIT ?")
+    params.append(limit)
+    return store.query(" ".join(sql), params)
+
+
+def template_row(store: Store, run_id: int, template_id: int) -> dict | None:
+    """One template of a run; ``fillers`` is parsed: per slot, [text, count]
+    pairs of its most frequent fillers."""
+    import json
+    df = store.query("SELECT template_id, template, constant_tokens, slots, df, occurrences, sites, max_slot, fillers"
+                     " FROM run_templates WHERE run_id = ? AND template_id = ?", [run_id, template_id])
+    if not df.height:
+        return None
+    row = df.row(0, named=True)
+    try:
+        row["fillers"] = json.loads(row["fillers"] or "[]")
+    except ValueError:
+        row["fillers"] = []
+    return row
+
+
+def template_occurrences(store: Store, run_id: int, snapshot_id: str, template_id: int,
+                         limit: int = 30) -> pl.DataFrame:
+    return store.query(
+        "SELECT o.doc_index, o.token_start, o.token_end, o.char_start, o.char_end, d.doc_id, d.site, d.url"
+        " FROM run_template_occurrences o JOIN documents d ON d.snapshot_id = ? AND d.doc_index = o.doc_index"
+        " WHERE o.run_id = ? AND o.template_id = ? ORDER BY o.doc_index, o.token_start LIMIT ?",
+        [snapshot_id, run_id, template_id, limit])
+
+
+def template_sites(store: Store, run_id: int, snapshot_id: str, template_id: int) -> pl.DataFrame:
+    return store.query(
+        "SELECT d.site, count(DISTINCT o.doc_index) AS documents, count(*) AS occurrences"
+        " FROM run_template_occurrences o JOIN documents d ON d.snapshot_id = ? AND d.doc_index = o.doc_index"
+        " WHERE o.run_id = ? AND o.template_id = ? GROUP BY d.site ORDER BY documents DESC, d.site",
+        [snapshot_id, run_id, template_id])
+
+
+def document_template_spans(store: Store, run_id: int, doc_index: int) -> pl.DataFrame:
+    """The template occurrences of one document, shaped like :func:`document_spans`
+    (the template's text under ``phrase``)."""
+    return store.query(
+        "SELECT o.char_start, o.char_end, o.token_start, o.token_end, t.template AS phrase, t.df"
+        " FROM run_template_occurrences o JOIN run_templates t ON t.run_id = o.run_id AND t.template_id = o.template_id"
+        " WHERE o.run_id = ? AND o.doc_index = ? ORDER BY o.char_start", [run_id, doc_index])

@@ -9,7 +9,7 @@ import pyarrow as pa
 
 def main() -> None:
     from .api import _warm_up
-    from .clean import cut_mask
+    from .clean import decision_cut
     from .fhk import mine_tokens_fhk
     from .kernels import coverage as KC
     from .kernels.shape import lz78_phrases
@@ -33,7 +33,7 @@ def main() -> None:
         mine_tokens_fhk(tokens, offsets, 3, 2, 2)
         choose_algorithm(tokens, offsets, 2, 2)
         lz78_phrases(tokens, offsets, 8)
-        cut_mask(tokens, offsets, 2, np.array([[0, 1]], np.int32))
+        decision_cut(tokens, offsets, 2, ["a b", "a * c"], ["b * a"], {"a": 0, "b": 1, "c": 2}, 2)
         for scheme in ("bottom", "minhash"):
             for desc in ("shingles", "lexical"):
                 detect(tokens, offsets, np.arange(3), DedupConfig(description=desc, scheme=scheme, n=4, t=1))

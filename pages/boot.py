@@ -92,13 +92,14 @@ def setup() -> Store:
 
 
 def _ensure_demo(s: Store) -> None:
-    """First start: ingest the demo snapshot and mine it with the defaults."""
+    """First start: ingest the demo snapshot and mine it with the defaults,
+    templates with slots included (so every page has something to show)."""
     with _BOOT_LOCK:
         if s.snapshots().height or not os.path.exists(DEMO):
             return
         with st.status("First start: loading and mining the demo snapshot…", expanded=False) as status:
             sid, _ = ingest(DEMO, store=s)
-            run = mine(s.path, DEFAULT_SIGMA, DEFAULT_MIN_LEN, store=s, snapshot=sid)
+            run = mine(s.path, DEFAULT_SIGMA, DEFAULT_MIN_LEN, store=s, snapshot=sid, templates=True)
             status.update(label=f"Demo ready: run {run.run_id}", state="complete")
         state.set_snapshot(sid)
         state.set_run(run.run_id)

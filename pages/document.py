@@ -6,10 +6,12 @@ shows each cut struck through, and the covered spans can be walked one by one.
 import html
 
 import numpy as np
+import polars as pl
 import streamlit as st
 
 from engine import views
-from engine.clean import cut_mask, stop_grams
+from engine.api import DEFAULT_MAX_SLOT
+from engine.clean import decision_cut
 from pages import boot, conn, render, state
 
 s = boot.setup()
@@ -17,6 +19,8 @@ sid, run_id = boot.need_run(s)
 st.title("Document")
 summary = conn.run_summary(s.path, run_id)
 L = int(summary["min_len"])
+tsummary = summary.get("summary", {}).get("templates") or {}
+max_slot = int(tsummary.get("max_slot") or DEFAULT_MAX_SLOT)
 
 mode = st.radio("Find by", ["doc_id", "URL or text search"], horizontal=True, key="document.mode")
 doc_id = state.get("doc")
@@ -56,7 +60,10 @@ b.metric("Covered tokens", f"{covered:,}")
 d.metric("Contamination", f"{(covered / n_tok if n_tok else 0):.1%}")
 st.caption(f"doc_id {doc['doc_id']} · {render.md(doc['site'])} · {render.md(doc['url'] or '')}")
 
-spans = views.document_spans(s, run_id, doc_index)
+spans = views.document_spans(s, run_id, doc_index).with_columns(pl.lit("phrase").alias("kind"))
+if tsummary:
+    spans = pl.concat([spans, views.document_template_spans(s, run_id, doc_index)
+                       .with_columns(pl.lit("template").alias("kind"))], how="vertical_relaxed").sort("char_start")
 decisions = conn.decisions_map(s, sid)
 remove = st.toggle("Show the text with noise spans removed", key="document.clean",
                    on_change=state.bind("document.clean", "clean", False))
@@ -67,8 +74,8 @@ if remove:
     arrays = s.arrays(sid)
     lo, hi = int(doc["token_start"]), int(doc["token_start"]) + n_tok
     vocab_ids = {t: i for i, t in enumerate(s.vocabulary(sid))}
-    grams = stop_grams(noise, keep, vocab_ids, L)
-    cut = cut_mask(np.asarray(arrays.tokens[lo:hi]), np.array([0, n_tok], np.int64), L, grams)
+    cut = decision_cut(np.asarray(arrays.tokens[lo:hi]), np.array([0, n_tok], np.int64), L, noise, keep, vocab_ids,
+                       max_slot)
     st.caption(f"{int(cut.sum())} tokens cut by the noise decisions (struck through; the export "
                "leaves one space for each cut)")
     st.html(render.cut_html(text, arrays.span_start[lo:hi], arrays.span_end[lo:hi], cut))
@@ -83,11 +90,13 @@ else:
             k += 1
         st.session_state["document.span"] = k
         cur = records[k]
-        nav3.caption(f"span {k + 1} of {len(records)}: «{render.md(cur['phrase'][:120])}» (df {cur['df']})")
+        nav3.caption(f"span {k + 1} of {len(records)}: {cur['kind']} «{render.md(cur['phrase'][:120])}» "
+                     f"(df {cur['df']})")
         st.html(f'<div style="font-family:ui-monospace,monospace;font-size:0.85em">…'
                 f'{html.escape(text[max(0, cur["char_start"] - 80):cur["char_start"]])}'
                 f'<mark>{html.escape(text[cur["char_start"]:cur["char_end"]][:400])}</mark>'
                 f'{html.escape(text[cur["char_end"]:cur["char_end"] + 80])}…</div>')
-    st.caption("Highlight colours: red = noise, green = keep, orange = unsure, yellow = undecided; hover a span "
-               "for its phrase and df.")
+    st.caption("Highlight colours: red = noise, green = keep, orange = unsure, yellow = undecided phrase, "
+               "blue = undecided template (templates are underlined in blue whatever their decision); hover a "
+               "span for its phrase or template and df.")
     st.html(render.highlight_html(text, records, decisions))

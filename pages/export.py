@@ -6,7 +6,8 @@ import polars as pl
 import streamlit as st
 
 from engine.api import clean
-from engine.clean import cut_mask, stop_grams, stoplist_frames
+from engine.api import DEFAULT_MAX_SLOT
+from engine.clean import decision_cut, stoplist_frames
 from engine.errors import BoilerscopeError
 from pages import boot, conn, progress, render
 
@@ -15,6 +16,7 @@ sid, run_id = boot.need_run(s)
 st.title("Decisions and export")
 summary = conn.run_summary(s.path, run_id)
 L = int(summary["min_len"])
+max_slot = int((summary.get("summary", {}).get("templates") or {}).get("max_slot") or DEFAULT_MAX_SLOT)
 
 scope = st.radio("Decisions of", ["this project (all snapshots)", "this snapshot"], horizontal=True,
                  key="export.scope", help="A decision made for one snapshot wins over the project's there.")
@@ -26,17 +28,17 @@ vocab_ids = {t: i for i, t in enumerate(s.vocabulary(sid))}
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
-def tokens_cut(db: str, sid: str, L: int, noise: tuple, keep: tuple) -> list[int]:
-    """Tokens of this snapshot each noise phrase cuts on its own (keep still wins)."""
+def tokens_cut(db: str, sid: str, L: int, noise: tuple, keep: tuple, max_slot: int) -> list[int]:
+    """Tokens of this snapshot each noise phrase or template cuts on its own (keep still wins)."""
     tokens, offsets = np.asarray(arrays.tokens), np.asarray(arrays.doc_offsets)
-    return [int(cut_mask(tokens, offsets, L, stop_grams([p], list(keep), vocab_ids, L)).sum()) for p in noise]
+    return [int(decision_cut(tokens, offsets, L, [p], list(keep), vocab_ids, max_slot).sum()) for p in noise]
 
 
 st.subheader(f"Stop-phrase list ({dec.height} decisions)")
 if dec.height:
     noise_t = tuple(dec.filter(pl.col("decision") == "noise")["phrase"].to_list())
     keep_t = tuple(dec.filter(pl.col("decision") == "keep")["phrase"].to_list())
-    cuts = dict(zip(noise_t, tokens_cut(s.path, sid, L, noise_t, keep_t)))
+    cuts = dict(zip(noise_t, tokens_cut(s.path, sid, L, noise_t, keep_t, max_slot)))
     shown = dec.with_columns(
         pl.when(pl.col("scope") == "*").then(pl.lit("all snapshots")).otherwise(pl.lit("this snapshot"))
         .alias("applies to"),
@@ -62,7 +64,9 @@ noise = dec.filter(pl.col("decision") == "noise")["phrase"].to_list()
 keep = dec.filter(pl.col("decision") == "keep")["phrase"].to_list()
 st.subheader("Cleaned snapshot")
 st.caption(f"A token is cut when it lies in an occurrence of an L-gram (L = {L}, from run {run_id}) that occurs "
-           "inside a phrase marked noise and inside no phrase marked keep. "
+           "inside a phrase marked noise and inside no phrase marked keep, or in an occurrence of a template marked "
+           f"noise (slots of 1 to {max_slot} tokens) outside the L-grams of kept phrases; nothing inside an "
+           "occurrence of a kept template is cut. "
            f"Same rule as `boilerscope clean SOURCE --run {run_id} --stoplist stoplist.csv --out cleaned.parquet`.")
 if st.button("Build cleaned snapshot", type="primary", key="export.build", disabled=not noise):
     out_dir = os.path.join(os.path.dirname(s.path), "exports")

@@ -1,7 +1,7 @@
 """Mine: tune sigma and L, run the engine, browse the run history."""
 import streamlit as st
 
-from engine.api import ALGOS, DEFAULT_ALGO, DEFAULT_MIN_LEN, DEFAULT_SIGMA, mine, parse_sigma
+from engine.api import ALGOS, DEFAULT_ALGO, DEFAULT_MAX_SLOT, DEFAULT_MIN_LEN, DEFAULT_SIGMA, mine, parse_sigma
 from engine.errors import BoilerscopeError
 from engine import views
 from pages import boot, conn, progress, state
@@ -94,17 +94,26 @@ algo = st.selectbox("Algorithm", list(ALGOS), index=ALGOS.index(DEFAULT_ALGO), k
                     help="auto picks fhk on long periodic runs, else bloomspan; "
                          "fhk: the suffix-array baseline (same answer)")
 
+t1, t2, _ = st.columns([2, 1, 2])
+with_templates = t1.checkbox("Also mine templates with slots", key="mine.templates",
+                             help="«posted by * on * leave a comment»: repeats whose variable parts (names, dates, "
+                                  "counts) split them into short phrases; see the Templates page")
+width = t2.number_input("slot width (tokens)", 1, 16, DEFAULT_MAX_SLOT, key="mine.max_slot",
+                        disabled=not with_templates, help="the most tokens a slot stands for (--max-slot)")
+
 if st.button("Run", type="primary", key="mine.run"):
     sigma, L = state.get("sigma"), state.get("min_len")
-    existing = s.find_run(sid, sigma, L, algo)
+    max_slot = int(width) if with_templates else 0
+    existing = s.find_run(sid, sigma, L, algo, max_slot)
     if existing is not None:
         state.set_run(int(existing))
         st.session_state["mine.message"] = f"Reused stored run {existing} (same snapshot and parameters)."
     else:
         try:
             run = progress.run_with_progress(
-                lambda cb: mine(s.path, sigma, L, algo=algo, store=s, snapshot=sid, progress=cb),
-                f"Mining sigma {sigma}, L {L}")
+                lambda cb: mine(s.path, sigma, L, algo=algo, store=s, snapshot=sid, progress=cb,
+                                templates=bool(max_slot), max_slot=max_slot or DEFAULT_MAX_SLOT),
+                f"Mining sigma {sigma}, L {L}" + (" with templates" if max_slot else ""))
         except BoilerscopeError as exc:
             st.error(str(exc))
             st.stop()
@@ -129,6 +138,11 @@ if run_id is not None:
     d.metric("Mining seconds", f"{mining_seconds(summary.get('seconds', {})):.2f}",
              help=f"numba compile or cache load, apart: {summary.get('compile_seconds', 0):.2f} s")
     e.metric("Total seconds", f"{summary.get('seconds', {}).get('total', 0):.2f}")
+    if summary.get("templates"):
+        t = summary["templates"]
+        st.caption(f"{t['templates']:,} templates with slots (slot width {t['max_slot']}): coverage "
+                   f"{100 * t['coverage_without_templates']:.1f}% from phrases alone, "
+                   f"{100 * t['coverage_with_templates']:.1f}% with templates (the figure above).")
     with st.expander("Stage timings and filters"):
         st.json({"seconds": summary.get("seconds"), "filters": summary.get("filters"),
                  "compile_seconds": summary.get("compile_seconds")})

@@ -14,6 +14,9 @@ import numpy as np
 import polars as pl
 
 COLOURS = {"noise": "#f4a6a6", "keep": "#a8e6a1", "unsure": "#ffd27f", None: "#fff3a3"}
+#: Template occurrences: their own colour when undecided, and a blue underline always.
+TEMPLATE_COLOUR = "#bcdcfa"
+TEMPLATE_EDGE = "#2b6cb5"
 #: The theme's primary colour (.streamlit/config.toml) and distinct colours per site.
 PRIMARY = "#b5452b"
 SITE_COLOURS = ["#b5452b", "#2b6cb5", "#3a8f4b", "#8a4fb0", "#c78a1e", "#1f8f8f", "#b0487a", "#5b6b7a",
@@ -23,7 +26,9 @@ SITE_COLOURS = ["#b5452b", "#2b6cb5", "#3a8f4b", "#8a4fb0", "#c78a1e", "#1f8f8f"
 def highlight_html(text: str, spans: list[dict], decisions: dict[str, str]) -> str:
     """The text with covered spans marked; every piece of document text is
     escaped (document text is untrusted).  Overlapping spans are split into
-    pieces, each explained by the longest span covering it."""
+    pieces, each explained by the longest span covering it.  A span with
+    ``kind == "template"`` (a template occurrence) has its own colour when
+    undecided and a blue underline."""
     text = text or ""
     bounds = sorted({0, len(text), *[s["char_start"] for s in spans], *[s["char_end"] for s in spans]})
     out = []
@@ -35,9 +40,13 @@ def highlight_html(text: str, spans: list[dict], decisions: dict[str, str]) -> s
             continue
         best = max(cover, key=lambda s: (s["char_end"] - s["char_start"], s["phrase"]))
         decision = decisions.get(best["phrase"])
-        title = html.escape(f"{best['phrase']}  (df {best['df']}, {decision or 'undecided'})", quote=True)
-        out.append(f'<mark class="bs-span bs-{decision or "undecided"}" '
-                   f'style="background:{COLOURS.get(decision, COLOURS[None])}" title="{title}">{piece}</mark>')
+        is_tpl = best.get("kind") == "template"
+        what = "template " if is_tpl else ""
+        title = html.escape(f"{what}{best['phrase']}  (df {best['df']}, {decision or 'undecided'})", quote=True)
+        colour = TEMPLATE_COLOUR if is_tpl and decision is None else COLOURS.get(decision, COLOURS[None])
+        edge = f";border-bottom:2px solid {TEMPLATE_EDGE}" if is_tpl else ""
+        out.append(f'<mark class="bs-span bs-{decision or "undecided"}{" bs-template" if is_tpl else ""}" '
+                   f'style="background:{colour}{edge}" title="{title}">{piece}</mark>')
     body = "".join(out)
     return ('<div class="bs-doc" style="white-space:pre-wrap;font-family:ui-serif,Georgia,serif;'
             f'line-height:1.5;max-height:70vh;overflow:auto;border:1px solid #ddd;padding:1em">{body}</div>')

@@ -19,10 +19,12 @@ bar       the histogram bar clicked (site, bin)                  list
 doc       the document opened (its doc_id, never a row index)    number
 clean     the Document view shows the noise removed              flag
 cluster   the Duplicates page's cluster                          number
+template  the template opened on the Templates page (its id)     number
+tq        the Templates page's text search                       text
 ========  =====================================================  ==========
 
 A choice belongs to what it was made on: changing the snapshot drops every
-choice made on the old one, changing the run drops the phrase and the bar
+choice made on the old one, changing the run drops the phrase, the bar and the template
 (:func:`set_snapshot`, :func:`set_run`).  Values from a URL are parsed and
 checked; a bad one is dropped, never raised.
 """
@@ -31,12 +33,12 @@ from __future__ import annotations
 import streamlit as st
 
 STATE = ("snapshot", "run", "sigma", "min_len", "site", "q", "phrase", "sites", "bar", "doc", "clean",
-         "cluster")
-INT_STATE = ("run", "sigma", "min_len", "phrase", "doc", "cluster")
+         "cluster", "template", "tq")
+INT_STATE = ("run", "sigma", "min_len", "phrase", "doc", "cluster", "template")
 LIST_STATE = ("sites", "bar")
 #: Choices that belong to a snapshot, and to a run.
-OF_SNAPSHOT = ("run", "site", "q", "phrase", "sites", "bar", "doc", "cluster")
-OF_RUN = ("phrase", "bar")
+OF_SNAPSHOT = ("run", "site", "q", "phrase", "sites", "bar", "doc", "cluster", "template", "tq")
+OF_RUN = ("phrase", "bar", "template")
 
 
 def get(key: str, default=None):

@@ -134,6 +134,38 @@ def pattern_fillers(pattern: tuple, doc: list, start: int, max_slot: int) -> lis
     return out
 
 
+def decision_cut(docs: list[list[str]], min_len: int, noise: list[str], keep: list[str], max_slot: int):
+    """The whole cut rule of engine.clean, decisions as texts (``*`` a slot):
+    (phrase cut minus keep-template occurrences) united with (noise-template
+    occurrences minus keep-template occurrences minus keep-phrase L-gram
+    occurrences)."""
+    def parse(text):
+        return tuple(SLOT if t == "*" else t for t in text.split(" "))
+
+    def phrases(texts):
+        return [t.split(" ") for t in texts if "*" not in t.split(" ")]
+
+    def occurrence_masks(texts):
+        patterns = [parse(t) for t in texts if "*" in t.split(" ")]
+        masks = []
+        for d in docs:
+            m = [False] * len(d)
+            for p in patterns:
+                for s in range(len(d)):
+                    for e in pattern_matches(p, d, s, max_slot):
+                        for k in range(s, e):
+                            m[k] = True
+            masks.append(m)
+        return masks
+
+    base = cut_mask(docs, min_len, phrases(noise), phrases(keep))
+    kept_t = occurrence_masks(keep)
+    noise_t = occurrence_masks(noise)
+    kept_g = cut_mask(docs, min_len, phrases(keep), [])
+    return [[(b and not kt) or (nt and not kt and not kg) for b, kt, nt, kg in zip(*rows)]
+            for rows in zip(base, kept_t, noise_t, kept_g)]
+
+
 def pattern_df(pattern: tuple, docs: list[list], max_slot: int) -> int:
     return sum(any(pattern_matches(pattern, d, s, max_slot) for s in range(len(d))) for d in docs)
 

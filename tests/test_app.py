@@ -393,3 +393,67 @@ def test_load_page_lists_files_of_the_allowed_folders_without_a_restart(store_di
     at.button(key="load.ingest_pick").click().run()
     assert not at.exception
     assert any("ingested" in s.value for s in at.success)
+
+
+def test_templates_page_fillers_contexts_and_decisions(store_dir):
+    from pages.conn import _store
+    demo = peek(store_dir, "SELECT snapshot_id FROM snapshots WHERE documents = 2500")["snapshot_id"][0]
+    run = int(peek(store_dir, "SELECT min(run_id) AS r FROM runs WHERE snapshot_id = ?", [demo])["r"][0])
+    # the demo's first run mined templates; open the one covering most tokens
+    top = peek(store_dir, "SELECT t.template_id, t.template, t.slots FROM run_templates t JOIN"
+               " (SELECT template_id, sum(token_end - token_start) AS n FROM run_template_occurrences"
+               "  WHERE run_id = ? GROUP BY ALL) o USING (template_id) WHERE t.run_id = ?"
+               " ORDER BY o.n DESC, t.df DESC, t.template LIMIT 1", [run, run]).row(0, named=True)
+    at = app("pages/templates.py", state={"bs.snapshot": demo, "bs.run": run, "bs.init": True})
+    assert at.dataframe, "template table"
+    assert at.selectbox(key="templates.detail").value == top["template_id"]
+    assert at.query_params["template"] in (str(top["template_id"]), [str(top["template_id"])])
+    html_all = "".join(h.value for h in at.html)
+    assert html_all.count("bs-slot") == top["slots"], "each slot marked"
+    assert '<mark class="bs-template"' in html_all, "keyword in context of the occurrences"
+    assert len(at.tabs) == top["slots"], "a filler chart per slot"
+    metrics = {m.label: m.value for m in at.metric}
+    assert float(metrics["Coverage with templates"].rstrip("%")) > float(metrics["Coverage without templates"]
+                                                                         .rstrip("%"))
+    at.button(key="templates.decide.noise").click().run()
+    assert not at.exception
+    stored = peek(store_dir, "SELECT decision FROM decisions WHERE phrase = ?", [top["template"]])
+    assert stored["decision"].to_list() == ["noise"]
+    # the Document view shows the template in its colour and cuts it with the noise removed
+    doc = peek(store_dir, "SELECT d.doc_id FROM run_template_occurrences o JOIN documents d ON d.snapshot_id = ?"
+               " AND d.doc_index = o.doc_index WHERE o.run_id = ? AND o.template_id = ? ORDER BY d.doc_id LIMIT 1",
+               [demo, run, top["template_id"]])["doc_id"][0]
+    at = app("pages/document.py", state={"bs.snapshot": demo, "bs.run": run, "bs.doc": int(doc), "bs.init": True})
+    assert any("bs-template" in h.value and "bs-noise" in h.value for h in at.html)
+    at.toggle(key="document.clean").set_value(True).run()
+    assert any("bs-cut" in h.value for h in at.html)
+    assert not any(c.value.startswith("0 tokens cut") for c in at.caption)
+    # the export counts the tokens the template cuts
+    at = app("pages/export.py", state={"bs.snapshot": demo, "bs.run": run, "bs.init": True})
+    shown = at.dataframe[0].value
+    row = shown[shown["phrase"] == top["template"]]
+    assert len(row) == 1 and int(row["tokens cut"].iloc[0]) > 0
+    _store(str(store_dir / "app.duckdb")).set_decision(top["template"], None)
+
+
+def test_templates_page_mines_templates_for_a_run_without_them(store_dir):
+    sid = evil_snapshot(store_dir)
+    at = app("pages/mine.py", state={"bs.snapshot": sid, "bs.run": None, "bs.init": True})
+    at.number_input(key="mine.sigma_n").set_value(3).run()
+    at.number_input(key="mine.min_len_n").set_value(3).run()
+    at.button(key="mine.run").click().run()
+    at.switch_page("pages/templates.py").run()
+    assert not at.exception
+    assert any("mined no templates" in i.value for i in at.info)
+    before = peek(store_dir, "SELECT count(*) AS n FROM runs WHERE snapshot_id = ?", [sid])["n"][0]
+    at.button(key="templates.mine").click().run()
+    assert not at.exception
+    runs = peek(store_dir, "SELECT run_id, summary FROM runs WHERE snapshot_id = ? ORDER BY run_id", [sid])
+    assert runs.height == before + 1 and '"templates"' in runs["summary"][-1]
+    assert at.session_state["bs.run"] == runs["run_id"][-1]
+    # «script alert * script copyright ... page * body»: the page number fills both slots of 25 documents;
+    # the markup of the untrusted text stays text in the contexts
+    assert at.dataframe and at.selectbox(key="templates.detail").value is not None
+    html_all = "".join(h.value for h in at.html)
+    assert "&lt;img src=x onerror=alert(1)&gt;" in html_all
+    assert "<script" not in html_all and "<img" not in html_all

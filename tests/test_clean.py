@@ -5,7 +5,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import naive
-from engine.clean import cut_mask, cut_text, stop_grams
+from engine.clean import cut_mask, cut_text, decision_cut, stop_grams, template_mask
 from engine.tokenize import tokenize_arrow
 
 words = st.lists(st.sampled_from("abc"), max_size=12)
@@ -29,6 +29,41 @@ def test_keep_wins_and_unknown_tokens_never_match():
     grams = stop_grams(["a b c", "a b zz"], ["b c"], vocab, 2)
     assert grams.tolist() == [[0, 1]]  # "b c" is kept; "b zz" cannot occur
     assert cut_mask(np.array([0, 1, 2, 0, 1], np.int32), np.array([0, 3, 5]), 2, grams).tolist() == [1, 1, 0, 1, 1]
+
+
+decision = st.lists(st.sampled_from("abc*"), min_size=1, max_size=6).map(" ".join)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(words, min_size=1, max_size=6), st.lists(decision, max_size=3), st.lists(decision, max_size=2),
+       st.integers(2, 3), st.integers(1, 3))
+def test_decision_cut_with_templates_matches_the_definition(docs, noise, keep, L, max_slot):
+    vocab = {t: i for i, t in enumerate("abc")}
+    flat = np.array([vocab[t] for d in docs for t in d], np.int32)
+    off = np.concatenate(([0], np.cumsum([len(d) for d in docs]))).astype(np.int64)
+    # a text beginning or ending with * is no template: engine and oracle both never match it
+    ok = [t for t in noise + keep if not t.startswith("*") and not t.endswith("*")]
+    noise = [t for t in noise if t in ok]
+    keep = [t for t in keep if t in ok]
+    got = decision_cut(flat, off, L, noise, keep, vocab, max_slot)
+    want = naive.decision_cut(docs, L, noise, keep, max_slot)
+    assert got.astype(bool).tolist() == [x for m in want for x in m]
+
+
+def test_template_cut_minimal_cases():
+    vocab = {t: i for i, t in enumerate("abcxyz")}
+    ids = lambda s: np.array([vocab[t] for t in s.split()], np.int32)
+    # «a * c»: one slot of 1..2 tokens, never across documents
+    doc = ids("a x c a x y c a x y z c")
+    assert template_mask(doc, np.array([0, 12]), ["a * c"], vocab, 2).tolist() == [1] * 7 + [0] * 5
+    assert template_mask(ids("a x c"), np.array([0, 2, 3]), ["a * c"], vocab, 2).tolist() == [0, 0, 0]
+    # a noise template cuts, a keep phrase's L-grams shield it, a keep template wins over noise phrases
+    doc = ids("a x b c z")
+    assert decision_cut(doc, np.array([0, 5]), 2, ["a * c"], [], vocab, 2).tolist() == [1, 1, 1, 1, 0]
+    assert decision_cut(doc, np.array([0, 5]), 2, ["a * c"], ["x b"], vocab, 2).tolist() == [1, 0, 0, 1, 0]
+    assert decision_cut(doc, np.array([0, 5]), 2, ["a x b c"], ["a * c"], vocab, 2).tolist() == [0] * 5
+    # a template with a token the snapshot never has cannot occur
+    assert decision_cut(doc, np.array([0, 5]), 2, ["a * nope"], [], vocab, 2).tolist() == [0] * 5
 
 
 ALPHABET = "ab ,.Σ\n"

@@ -177,3 +177,23 @@ def test_numba_maximality_check_equals_the_exact_one(docs, data, max_slot, max_s
                             starts, ends, df, max_slot, max_slots, 0)
     exact = _maximal_exact(c, tuple(pattern), starts, ends, df, max_slot, max_slots)
     assert fast == (0 if exact is None else 1)
+
+
+def test_clean_cuts_a_noise_template_with_the_runs_slot_width(cli, tmp_path):
+    import polars as pl
+    texts = planted(tmp_path / "p.parquet")
+    status, _, err = cli("mine", tmp_path / "p.parquet", "--db", "x.duckdb", "--sigma", 20, "--min-len", 10,
+                         "--templates", "--max-slot", 3, "--quiet")
+    assert status == 0, err
+    tpl = "posted by * on * march * leave a comment share on facebook twitter"
+    (tmp_path / "stop.csv").write_text(f"phrase,decision,note\n{tpl},noise,\n", encoding="utf-8")
+    status, _, err = cli("clean", "x.duckdb", "--run", 1, "--stoplist", "stop.csv", "--out", "clean.parquet")
+    assert status == 0, err
+    cleaned = pl.read_parquet(tmp_path / "clean.parquet").sort("doc_id")["text"].to_list()
+    for before, after in zip(texts, cleaned):
+        # the run mined with slots of at most 3 tokens: «carol de la cruz» (4) keeps its line
+        if "carol de la cruz" in before:
+            assert after == before
+        else:
+            assert "Posted by" not in after and "Twitter" not in after
+            assert before.split(" Posted by")[0] in after and len(after) < len(before)

@@ -38,3 +38,54 @@ def test_text_windows_cut_code_points_like_python(tmp_path):
         assert views.text_windows(store, sid, [], [], []).height == 0
     finally:
         store.close()
+
+
+def test_template_views_agree_with_the_run_files(tmp_path):
+    """The Templates page's queries give what templates.parquet and
+    template_occurrences.parquet say; find_run tells template runs apart."""
+    import polars as pl
+
+    from engine.api import mine
+    from test_templates import planted
+
+    texts = planted(tmp_path / "p.parquet")
+    store = Store(str(tmp_path / "s.duckdb"))
+    try:
+        sid, _ = ingest(str(tmp_path / "p.parquet"), store=store)
+        plain = mine(str(tmp_path / "p.parquet"), 20, 10, store=store, snapshot=sid).run_id
+        run = mine(str(tmp_path / "p.parquet"), 20, 10, store=store, snapshot=sid, templates=True,
+                   out=str(tmp_path / "res")).run_id
+        assert store.find_run(sid, 20, 10, "auto", 0) == plain
+        assert store.find_run(sid, 20, 10, "auto", 4) == run
+        assert store.find_run(sid, 20, 10, "auto", 5) is None
+        assert store.runs(sid)["templates"].to_list()[1] >= 1 and store.runs(sid)["templates"][0] is None
+        files = pl.read_parquet(tmp_path / "res" / "templates.parquet")
+        occ = pl.read_parquet(tmp_path / "res" / "template_occurrences.parquet")
+        table = views.template_table(store, run, "", 500)
+        assert sorted(table["template"].to_list()) == sorted(files["template"].to_list())
+        tokens = occ.group_by("template_id").agg((pl.col("end") - pl.col("start")).sum().alias("n"))
+        joined = files.join(tokens, on="template_id")
+        want = dict(zip(joined["template"].to_list(), joined["n"].to_list()))
+        assert dict(zip(table["template"].to_list(), table["tokens"].to_list())) == want
+        assert table["tokens"].to_list() == sorted(table["tokens"].to_list(), reverse=True)
+        assert views.template_table(store, run, "LEAVE A COMMENT", 500).height >= 1
+        tid = int(table["template_id"][0])
+        row = views.template_row(store, run, tid)
+        # the same most frequent filler of the first slot as the file's examples
+        file_fillers = files.filter(pl.col("template_id") == tid)["fillers"].to_list()[0]
+        assert row["fillers"][0][0][0] == file_fillers[0][0]
+        o = views.template_occurrences(store, run, sid, tid, 1000)
+        mine_occ = occ.filter(pl.col("template_id") == tid).sort("doc_id", "start")
+        assert o.select("doc_id", pl.col("token_start").alias("start"), pl.col("token_end").alias("end")).sort(
+            "doc_id", "start").rows() == mine_occ.select("doc_id", "start", "end").rows()
+        # character offsets: the occurrence's text, as written
+        w = views.text_windows(store, sid, o["doc_index"].to_list(), o["char_start"].to_list(),
+                               o["char_end"].to_list(), 0)
+        assert all(m.lower().startswith(row["template"].split(" ")[0]) for m in w["mid"])
+        assert views.template_sites(store, run, sid, tid)["documents"].sum() == row["df"]
+        d0 = int(o["doc_index"][0])
+        spans = views.document_template_spans(store, run, d0)
+        assert spans.columns == views.document_spans(store, run, d0).columns
+        assert texts[d0][spans["char_start"][0]:spans["char_end"][0]].lower().startswith("posted")
+    finally:
+        store.close()
