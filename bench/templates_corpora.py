@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import subprocess
 import sys
 import time
@@ -26,13 +25,15 @@ CLI = [sys.executable, "-m", "engine.cli"]
 
 
 def child(args: list[str]) -> tuple[float, int]:
-    """Run the CLI in a child process: (seconds, peak RSS bytes of the child)."""
+    """Run the CLI in a child process: (seconds, peak RSS bytes of that child
+    alone, from its own rusage by wait4)."""
     t = time.perf_counter()
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    subprocess.run(CLI + args, check=True, cwd=ROOT)
+    p = subprocess.Popen(CLI + args, cwd=ROOT)
+    _, status, usage = os.wait4(p.pid, 0)
     seconds = time.perf_counter() - t
-    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    return seconds, max(peak, before) * 1024
+    if status != 0:
+        raise SystemExit(f"{' '.join(args)} failed ({status})")
+    return seconds, usage.ru_maxrss * 1024
 
 
 def main():

@@ -326,7 +326,7 @@ def mine(source: str, sigma=DEFAULT_SIGMA, min_len=DEFAULT_MIN_LEN, *,
             with Progress("templates", total=1.0, enabled=progress is True) as tbar:
                 stage = progress if callable(progress) else tbar.stage
                 found = mine_templates(tokens, doc_offsets, sigma_n, min_len, max_slot, stats=tstats,
-                                       progress=lambda f: stage("templates", f))
+                                       progress=lambda f: stage("templates", f), workers=workers)
             pos = np.asarray(res.rng_pos, np.int64)
             phrase_mask = cov.ranges_mask(n_tokens, pos, pos + np.asarray(res.rng_len, np.int64))
             tf = template_frames(

@@ -79,12 +79,16 @@ pipeline's exact counting (:mod:`engine.bloomspan`), here with a sort.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from .config import default_workers
 from .coverage import ranges_mask
 from .errors import BoilerscopeError
 from .kernels import templates as KT
@@ -96,6 +100,7 @@ COHESION = 4  #: a template's df is at least 1/COHESION of its anchor's df
 MAX_SLOT_RANGE = (1, 16)
 DEFAULT_MAX_SLOTS = 4  #: the most slots a template has
 DEFAULT_MAX_WORK = 20_000_000  #: work bound per seed (see mine_templates)
+SEED_BATCH = 32  #: seeds per task of a worker thread
 
 
 FILLERS_STORED = 20  #: fillers kept per slot in the store (the most frequent)
@@ -174,8 +179,12 @@ def _seeds(c: _Corpus, a: int, sigma: int):
         p = pos[grp]
         if c.df(p) < sigma:
             continue
-        # exact: split the hash group by the tokens themselves
+        # exact: split the hash group by the tokens themselves (one a-gram
+        # almost always: a 64-bit collision is rare)
         win = np.stack([c.tokens[p + k] for k in range(a)], axis=1)
+        if (win == win[0]).all():
+            yield p  # sorted: order is stable within a group
+            continue
         keys, inv = np.unique(win, axis=0, return_inverse=True)
         for j in range(keys.shape[0]):
             q = np.sort(p[inv.ravel() == j])
@@ -261,7 +270,7 @@ def _maximal_exact(c: _Corpus, pattern: tuple, s, e, df: int, w_max: int, max_sl
 
 def mine_templates(tokens, doc_offsets, sigma: int, min_len: int, max_slot: int = 4,
                    max_slots: int = DEFAULT_MAX_SLOTS, max_work: int = DEFAULT_MAX_WORK,
-                   stats: dict | None = None, progress=None) -> list[Template]:
+                   stats: dict | None = None, progress=None, workers: int | None = None) -> list[Template]:
     """All maximal frequent templates (see the module docstring), in a
     canonical order: by first occurrence, then pattern.
 
@@ -284,21 +293,56 @@ def mine_templates(tokens, doc_offsets, sigma: int, min_len: int, max_slot: int 
         ``seeds``, ``nodes``, ``truncated_seeds`` and up to 20
         ``truncated_examples`` (the seed's first occurrence and df).
     progress : callable(done_fraction) or None
+    workers : int, optional
+        Threads growing the seeds (default: the cores, ``BOILERSCOPE_WORKERS``);
+        the seeds go to them in batches and their results are read back in
+        seed order, so the answer never depends on the number of threads.
     """
     w_max = check_max_slot(max_slot)
     sigma = max(1, int(sigma))
     min_len = int(min_len)
     c = _Corpus(tokens, doc_offsets)
     a = anchor_length(min_len)
+    seeds = list(_seeds(c, a, sigma))
+    n_keys = int(c.tokens.max()) + 1 if c.tokens.shape[0] else 1
+    scratch = threading.local()
+
+    def grow(batch):
+        # one worker thread: its own scratch, the kernel releases the GIL
+        if not hasattr(scratch, "key_docs"):
+            scratch.key_docs = np.zeros(n_keys, np.int64)
+            scratch.key_last = np.full(n_keys, -1, np.int64)
+        return [KT.grow_seed(c.tokens, c.doc_of, c.doc_start, c.doc_end, pos, a, sigma, min_len, w_max, max_slots,
+                             COHESION, int(max_work), scratch.key_docs, scratch.key_last) for pos in batch]
+
+    batches = [seeds[i:i + SEED_BATCH] for i in range(0, len(seeds), SEED_BATCH)]
+    workers = max(1, int(workers or default_workers()))
+    with ThreadPoolExecutor(workers) if workers > 1 else contextlib.nullcontext() as pool:
+        grown = pool.map(grow, batches) if pool is not None else map(grow, batches)
+        results = (r for batch in grown for r in batch)  # in seed order, whichever thread grew them
+        found, n_seeds, n_nodes, truncated = _collect(c, seeds, results, w_max, max_slots, progress)
+    if truncated:
+        log.warning("templates: %d of %d seeds stopped at the work bound %d (their anchors may miss templates)",
+                    len(truncated), n_seeds, max_work)
+    if stats is not None:
+        stats.update({"seeds": n_seeds, "nodes": n_nodes, "truncated_seeds": len(truncated),
+                      "truncated_examples": truncated[:20], "max_work": int(max_work), "workers": workers})
+    n_maximal = len(found)
+    found = _drop_subsumed(found, c.doc_of)
+    log.info("templates: %d seeds, %d maximal, %d not subsumed", n_seeds, n_maximal, len(found))
+    found.sort(key=lambda t: (int(t.starts[0]), t.pattern))
+    return found
+
+
+def _collect(c: _Corpus, seeds, results, w_max: int, max_slots: int, progress):
+    """The templates of the grown seeds, in seed order: the fillers of each
+    (and the exact maximality check where the kernel was unsure)."""
     found: list[Template] = []
     n_seeds = n_nodes = 0
     truncated = []
-    seeds = list(_seeds(c, a, sigma))
-    for k, pos in enumerate(seeds):
+    for k, (pos, grown) in enumerate(zip(seeds, results)):
         n_seeds += 1
-        pat, pat_off, dfs, flags, occ_s, occ_e, occ_off, nodes, cut = KT.grow_seed(
-            c.tokens, c.doc_of, c.doc_start, c.doc_end, pos, a, sigma, min_len, w_max, max_slots, COHESION,
-            int(max_work))
+        pat, pat_off, dfs, flags, occ_s, occ_e, occ_off, nodes, cut = grown
         n_nodes += int(nodes)
         if cut:
             truncated.append((int(pos[0]), c.df(pos)))
@@ -311,17 +355,7 @@ def mine_templates(tokens, doc_offsets, sigma: int, min_len: int, max_slot: int 
                 found.append(Template(pattern=pattern, df=df, starts=s, ends=e, fillers=fill))
         if progress is not None and k % 256 == 0:
             progress(k / max(len(seeds), 1))
-    if truncated:
-        log.warning("templates: %d of %d seeds stopped at the work bound %d (their anchors may miss templates)",
-                    len(truncated), n_seeds, max_work)
-    if stats is not None:
-        stats.update({"seeds": n_seeds, "nodes": n_nodes, "truncated_seeds": len(truncated),
-                      "truncated_examples": truncated[:20], "max_work": int(max_work)})
-    n_maximal = len(found)
-    found = _drop_subsumed(found, c.doc_of)
-    log.info("templates: %d seeds, %d maximal, %d not subsumed", n_seeds, n_maximal, len(found))
-    found.sort(key=lambda t: (int(t.starts[0]), t.pattern))
-    return found
+    return found, n_seeds, n_nodes, truncated
 
 
 def _inside(a: Template, b: Template, doc_of) -> bool:

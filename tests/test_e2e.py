@@ -196,6 +196,17 @@ def test_demo_mine_and_read_a_document(server):
         lat.measure("phrases: log scale", lambda: page.get_by_text("log scale").first.click())
         page.screenshot(path=os.path.join(ARTIFACTS, "3-phrases.png"), full_page=True)
 
+        # templates view: the run just mined has none; mine them from the page, then read one
+        lat.measure("templates: open page", lambda: page.goto(server + "/templates?" + page.url.split("?", 1)[1]))
+        expect(page.get_by_text("mined no templates")).to_be_visible(timeout=60_000)
+        lat.measure("templates: mine", lambda: page.get_by_role("button", name="Mine templates").click(),
+                    timeout=180_000)
+        expect(page.locator(".bs-slot").first).to_be_visible(timeout=180_000)
+        expect(page.locator("mark.bs-template").first).to_be_visible(timeout=60_000)
+        expect(page.get_by_text("Coverage with templates")).to_be_visible(timeout=30_000)
+        page.wait_for_url(re.compile(r"template=\d+"), timeout=30_000)
+        page.screenshot(path=os.path.join(ARTIFACTS, "3-templates.png"), full_page=True)
+
         # sites view: click a bar, its documents are listed
         lat.measure("sites: open page", lambda: page.goto(server + "/by-site?" + page.url.split("?", 1)[1]))
         expect(histogram_bar(page)).to_be_visible(timeout=60_000)
@@ -231,7 +242,7 @@ def test_demo_mine_and_read_a_document(server):
     assert outside == [], outside[:5]
     with open(os.path.join(ARTIFACTS, "latency.json"), "w") as fh:
         json.dump([{"interaction": n, "seconds": round(v, 3)} for n, v in lat.rows], fh, indent=1)
-    steps = [v for n, v in lat.rows if not n.startswith(("first page", "mine: run"))]
+    steps = [v for n, v in lat.rows if not n.startswith(("first page", "mine: run", "templates: mine"))]
     print("interaction latency (s):", {n: round(v, 2) for n, v in lat.rows})
     print("median interaction (s):", round(statistics.median(steps), 3))
 

@@ -197,3 +197,26 @@ def test_clean_cuts_a_noise_template_with_the_runs_slot_width(cli, tmp_path):
         else:
             assert "Posted by" not in after and "Twitter" not in after
             assert before.split(" Posted by")[0] in after and len(after) < len(before)
+
+
+def test_threads_give_the_serial_answer(monkeypatch):
+    """The seeds grown by several threads (small batches, so they interleave)
+    give exactly the single-thread answer, on real text."""
+    import os
+
+    import pyarrow.parquet as pq
+
+    import engine.templates as T
+    from engine.tokenize import tokenize_arrow
+    from conftest import ROOT
+    texts = pq.read_table(os.path.join(ROOT, "data", "demo.parquet"), columns=["text"]).column("text").slice(0, 400)
+    tk = tokenize_arrow(texts, workers=1)
+    tokens, off = np.asarray(tk.tokens), np.asarray(tk.doc_offsets)
+    serial_stats, threaded_stats = {}, {}
+    serial = mine_templates(tokens, off, 5, 8, stats=serial_stats, workers=1)
+    monkeypatch.setattr(T, "SEED_BATCH", 3)
+    threaded = mine_templates(tokens, off, 5, 8, stats=threaded_stats, workers=3)
+    assert len(serial) > 5
+    assert [(t.pattern, t.df, t.starts.tolist(), t.ends.tolist()) for t in serial] == \
+        [(t.pattern, t.df, t.starts.tolist(), t.ends.tolist()) for t in threaded]
+    assert serial_stats["nodes"] == threaded_stats["nodes"] and threaded_stats["workers"] == 3

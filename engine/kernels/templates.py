@@ -262,7 +262,8 @@ def _ceil_div(a, b):
 
 
 @njit(**NJIT)
-def grow_seed(tokens, doc_of, doc_start, doc_end, seed, a, sigma, min_len, w_max, max_slots, cohesion, max_work):
+def grow_seed(tokens, doc_of, doc_start, doc_end, seed, a, sigma, min_len, w_max, max_slots, cohesion, max_work,
+              key_docs, key_last):
     """Every maximal template whose anchor starts with the seed (an A-gram,
     ``seed`` its sorted start positions): right growth, left growth from
     each right node, the maximality check of each candidate
@@ -279,6 +280,14 @@ def grow_seed(tokens, doc_of, doc_start, doc_end, seed, a, sigma, min_len, w_max
 
     ``max_work`` (> 0) bounds the work (occurrences x (W + 1) plus pattern
     length, summed over the nodes): past it the growth stops, ``truncated``.
+
+    ``key_docs`` (zeros) and ``key_last`` (-1), one entry per token id, are
+    the caller's scratch (one pair per thread), left as they came: before
+    the sort of a family of children, the distinct documents of each key
+    are counted in them (the candidates come grouped by document), and only
+    the candidates of keys that reach the threshold are sorted.  Most keys
+    never do, so a node costs O(occurrences x W) plus a sort of the few
+    children kept.
 
     Returns ``pat, pat_off, dfs, flags, occ_s, occ_e, occ_off, nodes,
     truncated``: the templates' patterns (``SLOT`` for a slot), df, flag (1
@@ -368,33 +377,9 @@ def grow_seed(tokens, doc_of, doc_start, doc_end, seed, a, sigma, min_len, w_max
                 break
         if left_closed and phase == 0:
             continue
-        # visit: a candidate with a slot and L constants
-        if consts < pl and consts >= min_len and not (left_closed or right_closed):
-            pat = ppool[po:po + pl].copy()
-            v = maximal_check(tokens, doc_of, doc_start, doc_end, pat, s, e, df, w_max, max_slots,
-                              max_work - work if max_work > 0 else 0)
-            work += ol * (pl - consts)
-            if v == -2:
-                truncated = True
-                break
-            if v != 0:
-                o_pat = _fit(o_pat, o_pat_off[n_out] + pl)
-                o_pat[o_pat_off[n_out]:o_pat_off[n_out] + pl] = pat
-                o_s = _fit(o_s, o_occ_off[n_out] + ol)
-                o_e = _fit(o_e, o_occ_off[n_out] + ol)
-                o_s[o_occ_off[n_out]:o_occ_off[n_out] + ol] = s
-                o_e[o_occ_off[n_out]:o_occ_off[n_out] + ol] = e
-                o_df = _fit(o_df, n_out + 1)
-                o_flag = _fit(o_flag, n_out + 1)
-                o_pat_off = _fit(o_pat_off, n_out + 2)
-                o_occ_off = _fit(o_occ_off, n_out + 2)
-                o_df[n_out] = df
-                o_flag[n_out] = v
-                o_pat_off[n_out + 1] = o_pat_off[n_out] + pl
-                o_occ_off[n_out + 1] = o_occ_off[n_out] + ol
-                n_out += 1
         # expansions: (kind, threshold) per family of children
         #   kind 0: x * P (left)   1: x P (left)   2: P x (right)   3: P * x (right)
+        same_df_child = False
         thr_here = sigma
         if phase == 0:
             here = _ceil_div(adf if adf >= 0 else df, cohesion)
@@ -463,9 +448,29 @@ def grow_seed(tokens, doc_of, doc_start, doc_end, seed, a, sigma, min_len, w_max
                     n += 1
             if n == 0:
                 continue
-            order = np.argsort(ce[:n], kind="mergesort")
-            order = order[np.argsort(cs[:n][order], kind="mergesort")]
-            order = order[np.argsort(ck[:n][order], kind="mergesort")]
+            # distinct documents per key, then the candidates of the keys at the threshold
+            for j in range(n):
+                kk = ck[j]
+                dj = doc_of[cs[j]]
+                if key_last[kk] != dj:
+                    key_last[kk] = dj
+                    key_docs[kk] += 1
+            kept = np.empty(n, np.int64)
+            n_kept = 0
+            for j in range(n):
+                if key_docs[ck[j]] >= t:
+                    kept[n_kept] = j
+                    n_kept += 1
+            for j in range(n):
+                key_docs[ck[j]] = 0
+                key_last[ck[j]] = -1
+            if n_kept == 0:
+                continue
+            kept = kept[:n_kept]
+            order = kept[np.argsort(ce[kept], kind="mergesort")]
+            order = order[np.argsort(cs[order], kind="mergesort")]
+            order = order[np.argsort(ck[order], kind="mergesort")]
+            n = n_kept
             lo = 0
             while lo < n:
                 key = ck[order[lo]]
@@ -477,6 +482,8 @@ def grow_seed(tokens, doc_of, doc_start, doc_end, seed, a, sigma, min_len, w_max
                     hi += 1
                 g_lo, g_hi = lo, hi
                 lo = hi
+                if distinct == df:
+                    same_df_child = True
                 if distinct < t:
                     continue
                 if kind == 0 or kind == 3:
@@ -558,5 +565,33 @@ def grow_seed(tokens, doc_of, doc_start, doc_end, seed, a, sigma, min_len, w_max
                 top += 1
                 ptop += pl + extra
                 otop += m
+        # visit: a candidate with a slot and L constants, unless a child
+        # found above keeps its df (an extension of the maximality rule)
+        if consts < pl and consts >= min_len and not (left_closed or right_closed or same_df_child):
+            pat = ppool[po:po + pl].copy()
+            s = spool[oo:oo + ol]
+            e = epool[oo:oo + ol]
+            v = maximal_check(tokens, doc_of, doc_start, doc_end, pat, s, e, df, w_max, max_slots,
+                              max_work - work if max_work > 0 else 0)
+            work += ol * (pl - consts)
+            if v == -2:
+                truncated = True
+                break
+            if v != 0:
+                o_pat = _fit(o_pat, o_pat_off[n_out] + pl)
+                o_pat[o_pat_off[n_out]:o_pat_off[n_out] + pl] = pat
+                o_s = _fit(o_s, o_occ_off[n_out] + ol)
+                o_e = _fit(o_e, o_occ_off[n_out] + ol)
+                o_s[o_occ_off[n_out]:o_occ_off[n_out] + ol] = s
+                o_e[o_occ_off[n_out]:o_occ_off[n_out] + ol] = e
+                o_df = _fit(o_df, n_out + 1)
+                o_flag = _fit(o_flag, n_out + 1)
+                o_pat_off = _fit(o_pat_off, n_out + 2)
+                o_occ_off = _fit(o_occ_off, n_out + 2)
+                o_df[n_out] = df
+                o_flag[n_out] = v
+                o_pat_off[n_out + 1] = o_pat_off[n_out] + pl
+                o_occ_off[n_out + 1] = o_occ_off[n_out] + ol
+                n_out += 1
     return (o_pat[:o_pat_off[n_out]], o_pat_off[:n_out + 1], o_df[:n_out], o_flag[:n_out],
             o_s[:o_occ_off[n_out]], o_e[:o_occ_off[n_out]], o_occ_off[:n_out + 1], n_nodes, truncated)
