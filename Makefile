@@ -1,10 +1,10 @@
-# Boilerscope: make install | run | test | e2e | bench | bench-full
+# Boilerscope: make install | run | test | e2e | bench | bench-full | install-spark | test-spark
 PYTHON ?= python3.11
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: install run test e2e bench bench-full browser demo clean
+.PHONY: install run test e2e bench bench-full browser demo clean install-spark test-spark
 
 install: $(STAMP)
 
@@ -20,7 +20,15 @@ run: install
 	$(VENV)/bin/boilerscope dashboard
 
 test: install
-	$(PY) -m pytest -q -m "not e2e"
+	$(PY) -m pytest -q -m "not e2e and not spark"
+
+# the Spark engine: pyspark (the spark extra) and Debian's Java 17 runtime if no java
+install-spark: install
+	@command -v java >/dev/null 2>&1 || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openjdk-17-jre-headless >/dev/null)
+	$(PY) -m pip install -q -c constraints.txt -e '.[test,bench,spark]'
+
+test-spark: install-spark
+	$(PY) -m pytest -q -m spark
 
 # Debian's chromium for the end-to-end browser test (never playwright's download)
 browser:

@@ -65,6 +65,11 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--max-slot", default=str(DEFAULT_MAX_SLOT),
                    help="with --templates: the most tokens a slot stands for, 1 to 16 (default %(default)s)")
     m.add_argument("--workers", type=_positive_int, default=None, help="threads (default: the cores)")
+    m.add_argument("--engine", default="local", choices=("local", "spark"),
+                   help="local (default) or spark: the same job on Apache Spark (needs --out and a snapshot "
+                        "file or shards; 'make install-spark')")
+    m.add_argument("--master", default=None,
+                   help="with --engine spark: the Spark master URL (default local[*])")
     m.add_argument("--quiet", action="store_true", help="no progress bars")
 
     r = sub.add_parser("runs", help="list the stored runs, or delete one")
@@ -148,6 +153,26 @@ def _cmd_clean(args) -> int:
     return 0
 
 
+def _mine_spark(args) -> int:
+    from .progress import Progress
+    from .spark import DEFAULT_MASTER, mine_spark
+    if args.out is None:
+        raise BoilerscopeError("--engine spark writes its results to files: give --out DIR")
+    if args.source.lower().endswith(".duckdb"):
+        raise BoilerscopeError(f"{args.source}: --engine spark reads the snapshot's shards, not a store")
+    if args.templates:
+        raise BoilerscopeError("--templates runs on the local engine only; drop --engine spark")
+    if args.algo not in ("auto", "bloomspan"):
+        raise BoilerscopeError(f"--engine spark mines with bloomspan over the segments; drop --algo {args.algo}")
+    with Progress("spark", total=1.0, enabled=not args.quiet) as bar:
+        s = mine_spark(args.source, args.sigma, args.min_len, args.out, master=args.master or DEFAULT_MASTER,
+                       progress=bar.stage)
+    print(f"spark ({s['master']}): {s['phrases']} phrases, {s['covered_tokens']} of {s['tokens']} tokens covered "
+          f"({100 * s['coverage']:.2f}%), sigma {s['sigma']}, L {s['min_len']}, {s['seconds']['total']:.2f} s")
+    print(f"results in {args.out}")
+    return 0
+
+
 def _cmd_ingest(args) -> int:
     from .api import ingest
     sid, created = ingest(args.snapshot, db=args.db, progress=not args.quiet)
@@ -157,6 +182,10 @@ def _cmd_ingest(args) -> int:
 
 def _cmd_mine(args) -> int:
     from .api import mine
+    if args.engine == "spark":
+        return _mine_spark(args)
+    if args.master:
+        raise BoilerscopeError("--master is for --engine spark")
     run = mine(args.source, sigma=args.sigma, min_len=args.min_len, algo=args.algo,
                db=args.db, out=args.out, snapshot=args.snapshot,
                progress=not args.quiet, workers=args.workers, templates=args.templates,

@@ -52,7 +52,9 @@ Method
    shorter than A (else they would be the anchor).
 4. Each node with a slot and L constants is checked for maximality on its
    own occurrences: the tokens around them, and the fillers of each slot
-   over every way the occurrence matches.
+   over every way the occurrence matches.  The check is skipped when one of
+   the node's children (steps 2-3 compute them first) keeps its df: that
+   child is an extension of the rule, so the node is not maximal.
 5. Subsumed templates are dropped (Python, over the reported ones).
 
 Pruning, all of it exact:
@@ -71,7 +73,16 @@ Pruning, all of it exact:
   Seeds inside a longer repeat and the nodes along a repeated run are thus
   passed through, not branched from.
 
-Cost: each node costs O(occurrences x W).  Without the closed-chain rule a
+Cost: each node costs O(occurrences x W): the candidates of a family of
+children are counted per key (distinct documents, in per-thread scratch
+arrays indexed by token id) and only those of the keys at the threshold are
+sorted.  Seeds are independent: worker threads grow batches of them (the
+kernel releases the GIL) and the results are read back in seed order, so
+the answer never depends on the number of threads (tested against one
+thread).  Periodic text is the worst case: pandas' sidebars of hundreds of
+``pandas tseries offsets <class> <attribute>`` entries give seeds of some
+10,000 nodes, since every placement of slots over the varying names is a
+frequent pattern.  Without the closed-chain rule a
 sidebar repeated with variations (kernel.org's) grew past 100,000 nodes per
 seed; see the README for the measured figures.  Steps 2-4 are numba kernels
 (:mod:`engine.kernels.templates`); step 1 reuses the idea of the verbatim

@@ -1,0 +1,413 @@
+"""The same exact job on Apache Spark: ``boilerscope mine SOURCE --engine spark``.
+
+PySpark DataFrames read the shards with Spark's own readers; Arrow-based
+``mapInArrow`` runs this package's tokenizer and numpy/numba code on each
+partition; no cluster code of our own.  The result files (phrases.parquet,
+documents.parquet, sites.parquet) hold what the local engine writes for the
+same snapshot, and summary.json its figures plus ``"engine": "spark"`` and
+the master.  This is the only module that imports pyspark (the ``spark``
+extra: ``make install-spark``).
+
+Method (the decomposition suggested in issue 8; each step's exactness below)
+-----------------------------------------------------------------------------
+1. *Read* (Spark): ``spark.read.parquet`` / ``spark.read.json`` over the
+   shards.  Documents are normalized as :mod:`engine.snapshot` does: a null
+   text is empty, the site is the ``site`` column, else the URL's host,
+   else ``unknown``; ``doc_id`` is the column, else (Parquet) the row's
+   number in the snapshot, from Spark's ``_metadata.row_index`` plus the rows
+   of the shards before it in name order (read from the Parquet footers).
+   A doc_id found twice is refused.
+2. *Count* (map, then a hash-partitioned shuffle): each Arrow batch is
+   tokenized (:func:`engine.tokenize.tokenize_arrow`), each token is given a
+   64-bit hash of its text, and every L-token window of a document a
+   polynomial hash of those.  Distinct (window hash, document) pairs are
+   counted per hash inside the batch (the map-side combine: a document is
+   never split between batches), then summed per hash across partitions.
+   A hash can only merge the counts of different L-grams, never split one,
+   so the set F of hashes summed to at least sigma holds the hash of every
+   frequent L-gram (a superset: a collision adds, never removes).
+3. *Segments* (map, F broadcast): in each document, the maximal runs of
+   tokens inside a window whose hash is in F.  The coverage mask of the
+   definitions (tokens inside a frequent L-gram) lies inside them, and so
+   does every occurrence of every frequent phrase of length >= L, since each
+   of its L-grams is frequent.  Segments are the document's own text.
+4. *Exact mining over the segments* (driver): the segments of a document
+   are joined into one pseudo-document, with a separator token of its own
+   between two segments, and mined by the local BloomSpan kernels
+   (:func:`engine.bloomspan.mine_tokens`) with the same sigma and L.  A
+   separator occurs once, so (sigma >= 2) it is in no frequent phrase and no
+   phrase crosses it; at sigma 1 every window is in F and each document is
+   one segment.  The frequent phrases of length >= L, their documents and
+   occurrences are those of the corpus (all their occurrences are inside
+   segments, and the segments add no occurrence that is not in the
+   corpus); a one-token extension of one that is frequent has length >= L+1
+   and is inside the segments too, so maximality is decided the same way;
+   the coverage mask is the same.  Extra segments from hash collisions only
+   add text to mine, never a count.
+
+Departures and limits
+---------------------
+* Step 4 runs on the driver: it holds the segments (the repeated text;
+  29% of webdocs' tokens at sigma 20, L 10), not the corpus.  A corpus
+  whose repeated text does not fit the driver needs step 4 partitioned too
+  (not done).
+* The summary has no snapshot id: the id hashes the content in order,
+  which Spark does not read in order; nothing is written to the DuckDB
+  store (the result files can be read by any tool).
+* Text snapshots only (a ``tokens`` column is refused), Parquet or JSONL;
+  a JSONL snapshot needs a ``doc_id`` column (JSON has no row index).
+
+Complexity: steps 2-3 are linear in the tokens, spread over the partitions
+(each window hashed in O(L)); the shuffle moves one row per distinct L-gram
+per batch; step 4 is the local engine's cost on the segments.
+"""
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import sys
+import time
+
+import numpy as np
+import polars as pl
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from . import __version__
+from . import coverage as cov
+from .errors import BoilerscopeError
+
+log = logging.getLogger(__name__)
+
+DEFAULT_MASTER = "local[*]"
+_MULT = np.uint64(0x9E3779B97F4A7C15)   # odd: the window hash's multiplier
+_SEP = "\x00"                          # never in a token: names the separators
+
+
+def token_hashes(vocab: list[str]) -> np.ndarray:
+    """A 64-bit hash of each token's text (the same in every partition)."""
+    return np.frombuffer(b"".join(hashlib.blake2b(t.encode("utf-8"), digest_size=8).digest() for t in vocab),
+                         np.uint64).copy() if vocab else np.zeros(0, np.uint64)
+
+
+def window_hashes(th: np.ndarray, doc_offsets: np.ndarray, L: int) -> tuple[np.ndarray, np.ndarray]:
+    """Hash of every L-token window inside one document: (hashes, start positions)."""
+    n = th.shape[0]
+    if n < L:
+        return np.zeros(0, np.uint64), np.zeros(0, np.int64)
+    lengths = np.diff(doc_offsets)
+    doc_end = np.repeat(doc_offsets[1:], lengths)
+    starts = np.flatnonzero(np.arange(n - L + 1) + L <= doc_end[:n - L + 1])
+    h = np.zeros(starts.shape[0], np.uint64)
+    with np.errstate(over="ignore"):
+        for k in range(L):
+            h = h * _MULT + th[starts + k]
+        h ^= h >> np.uint64(31)
+    return h, starts
+
+
+def _normalize(batch: pa.RecordBatch) -> tuple[pa.Array, pa.Array, list, list]:
+    """doc_id, text (nulls empty), site and url lists of one batch, as engine.snapshot."""
+    from .snapshot import _host
+    names = batch.schema.names
+    text = batch.column(names.index("text")).cast(pa.large_string())
+    text = pc.fill_null(text, "") if text.null_count else text
+    urls = batch.column(names.index("url")).to_pylist() if "url" in names else [None] * batch.num_rows
+    sites = batch.column(names.index("site")).to_pylist() if "site" in names else [None] * batch.num_rows
+    sites = [s if s else (_host(u) or "unknown") for s, u in zip(sites, urls)]
+    return batch.column(names.index("doc_id")).cast(pa.int64()), text, sites, urls
+
+
+def _tokenize(text):
+    from .tokenize import tokenize_arrow
+    return tokenize_arrow(text, workers=1)
+
+
+def count_windows(batches, L: int):
+    """Step 2's map: (window hash, documents of the batch holding it)."""
+    for b in batches:
+        _, text, _, _ = _normalize(b)
+        tk = _tokenize(text)
+        h, starts = window_hashes(token_hashes(tk.vocab)[tk.tokens], tk.doc_offsets, L)
+        if h.shape[0] == 0:
+            continue
+        doc = np.searchsorted(tk.doc_offsets, starts, side="right") - 1
+        order = np.lexsort((doc, h))
+        h, doc = h[order], doc[order]
+        new = np.ones(h.shape[0], bool)
+        new[1:] = (h[1:] != h[:-1]) | (doc[1:] != doc[:-1])
+        keys, counts = np.unique(h[new], return_counts=True)
+        yield pa.RecordBatch.from_arrays([pa.array(keys.view(np.int64)), pa.array(counts.astype(np.int64))],
+                                         names=["h", "n"])
+
+
+def segments(batches, L: int, frequent):
+    """Step 3's map: per document its id, site, url, token count and
+    segments (the tokens of each, joined by spaces)."""
+    for b in batches:
+        doc_id, text, sites, urls = _normalize(b)
+        tk = _tokenize(text)
+        F = frequent.value if hasattr(frequent, "value") else frequent
+        h, starts = window_hashes(token_hashes(tk.vocab)[tk.tokens], tk.doc_offsets, L)
+        n = tk.tokens.shape[0]
+        hit = starts[np.isin(h, F)] if h.shape[0] else starts
+        delta = np.zeros(n + 1, np.int64)
+        np.add.at(delta, hit, 1)
+        np.add.at(delta, hit + L, -1)
+        covered = np.cumsum(delta[:n]) > 0
+        vocab = np.asarray(tk.vocab, dtype=object)
+        segs = []
+        for d in range(tk.n_docs):
+            a, e = int(tk.doc_offsets[d]), int(tk.doc_offsets[d + 1])
+            m = covered[a:e]
+            out = []
+            if m.any():
+                edges = np.flatnonzero(np.diff(np.concatenate(([0], m.astype(np.int8), [0]))))
+                for s, t in zip(edges[0::2].tolist(), edges[1::2].tolist()):
+                    out.append(" ".join(vocab[tk.tokens[a + s:a + t]].tolist()))
+            segs.append(out)
+        yield pa.RecordBatch.from_arrays(
+            [doc_id, pa.array(sites, pa.string()), pa.array(urls, pa.string()),
+             pa.array(np.diff(tk.doc_offsets).astype(np.int64)), pa.array(segs, pa.list_(pa.large_string()))],
+            names=["doc_id", "site", "url", "n_tokens", "segments"])
+
+
+def session(master: str = DEFAULT_MASTER):
+    """A SparkSession (local mode by default); the workers run this Python."""
+    try:
+        from pyspark.sql import SparkSession
+    except ImportError:
+        raise BoilerscopeError("--engine spark needs pyspark: run 'make install-spark'") from None
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    try:
+        spark = (SparkSession.builder.master(master).appName("boilerscope")
+                 .config("spark.ui.enabled", "false")
+                 .config("spark.ui.showConsoleProgress", "false")
+                 .config("spark.sql.shuffle.partitions", "8")
+                 .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+                 .getOrCreate())
+    except Exception as exc:  # the JVM did not start: Java missing, bad master
+        raise BoilerscopeError(f"Spark did not start ({_first_line(exc)}); "
+                               "check Java 17 ('make install-spark') and --master") from None
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+def _first_line(exc: BaseException) -> str:
+    lines = [x for x in str(exc).strip().splitlines() if x.strip()]
+    return lines[0][:300] if lines else type(exc).__name__
+
+
+def _spark_error(exc: BaseException) -> str:
+    """The line of a Spark error that says what went wrong (a JVM error's
+    first line only names the call)."""
+    lines = [x.strip() for x in str(exc).splitlines() if x.strip()]
+    for x in lines:
+        if ("Exception:" in x or "Error:" in x) and not x.startswith("at "):
+            return x[:300]
+    return lines[0][:300] if lines else type(exc).__name__
+
+
+def _paths(source: str) -> list[str]:
+    if "://" in source:
+        return [source]  # a remote path (s3a://, hdfs://): Spark's readers resolve it
+    from .snapshot import resolve_source
+    return resolve_source(source)
+
+
+def check_shards(source: str) -> dict:
+    """The shards' checks that need no Spark (local Parquet: readable footers,
+    the same columns, a text column), before the JVM starts.  Returns each
+    Parquet shard's first row number in the snapshot (real path -> row)."""
+    paths = _paths(source)
+    if any(p.lower().endswith(".csv") for p in paths):
+        raise BoilerscopeError(f"{source}: --engine spark reads Parquet or JSONL shards, not CSV")
+    offsets: dict = {}
+    if "://" in source or not paths[0].lower().endswith(".parquet"):
+        return offsets
+    import pyarrow.parquet as pq
+    first = None
+    base = 0
+    for p in paths:
+        try:
+            md = pq.read_metadata(p)
+        except Exception as exc:
+            raise BoilerscopeError(f"{p} is not a readable Parquet shard ({_first_line(exc)}); "
+                                   "replace or remove it") from None
+        names = sorted(md.schema.to_arrow_schema().names)
+        if first is None:
+            first = names
+            if "text" not in names:
+                msg = ("a 'tokens' column: --engine spark reads text snapshots; mine it locally"
+                       if "tokens" in names else f"no 'text' column (columns: {', '.join(names)})")
+                raise BoilerscopeError(f"{p} has {msg}")
+        elif names != first:
+            raise BoilerscopeError(f"{p} has the columns {', '.join(names)} but {paths[0]} has "
+                                   f"{', '.join(first)}; every shard must have the same columns")
+        offsets[os.path.realpath(p)] = base
+        base += md.num_rows
+    return offsets
+
+
+def read_documents(spark, source: str, offsets: dict):
+    """Step 1: a DataFrame with doc_id, text, and url / site when present."""
+    import pyspark.sql.functions as F
+    paths = _paths(source)
+    low = paths[0].lower().rstrip("/")
+    try:
+        if low.endswith(".jsonl") or low.endswith(".json"):
+            df = spark.read.json(paths)
+        else:
+            df = spark.read.parquet(*paths)
+        cols = df.columns
+    except Exception as exc:
+        raise BoilerscopeError(f"{source}: Spark could not read the shards ({_spark_error(exc)})") from None
+    if "text" not in cols:
+        raise BoilerscopeError(f"{source} has no 'text' column (columns: {', '.join(cols)})")
+    keep = [c for c in ("doc_id", "text", "url", "site") if c in cols]
+    if "doc_id" not in cols:
+        if not offsets:
+            raise BoilerscopeError(f"{source}: --engine spark needs a doc_id column in JSONL shards")
+        # Spark names each file by its URI: match them to the shards in name order
+        from urllib.parse import unquote, urlsplit
+        try:
+            uris = [r[0] for r in df.select(F.col("_metadata.file_path")).distinct().collect()]
+        except Exception as exc:
+            raise BoilerscopeError(f"{source}: Spark could not read the shards ({_spark_error(exc)})") from None
+        by_uri = {u: offsets.get(os.path.realpath(unquote(urlsplit(u).path))) for u in uris}
+        missing = [u for u, v in by_uri.items() if v is None]
+        if missing:
+            raise BoilerscopeError(f"{source}: Spark read {missing[0]}, which is not one of the shards")
+        mapping = F.create_map(*[x for k, v in by_uri.items() for x in (F.lit(k), F.lit(v))])
+        df = df.withColumn("doc_id", mapping[F.col("_metadata.file_path")] + F.col("_metadata.row_index"))
+        keep = ["doc_id", *keep]
+    return df.select(*[F.col(c).cast("long") if c == "doc_id" else F.col(c).cast("string") for c in keep])
+
+
+def mine_spark(source: str, sigma, min_len: int, out: str, master: str = DEFAULT_MASTER, spark=None,
+               progress=None) -> dict:
+    """Mine ``source`` on Spark; writes the result files to ``out`` and returns the summary."""
+    from .api import check_min_len, parse_sigma
+    from .bloomspan import mine_tokens
+    from .files import write_result_set
+    from .api import phrase_frames
+    t0 = time.perf_counter()
+    min_len = check_min_len(min_len)
+    parse_sigma(sigma, 0)
+    offsets = check_shards(source)
+    own = spark is None
+    spark = spark or session(master)
+    timings = {}
+    stage = progress or (lambda name, frac: None)
+    try:
+        import pyspark.sql.functions as F
+        t = time.perf_counter()
+        docs = read_documents(spark, source, offsets)
+        try:
+            n_docs = docs.count()
+            dup = docs.groupBy("doc_id").count().filter("count > 1").limit(1).collect()
+        except Exception as exc:
+            raise BoilerscopeError(f"{source}: Spark could not read the shards ({_spark_error(exc)})") from None
+        if n_docs == 0:
+            raise BoilerscopeError(f"{source} holds no documents; give a snapshot with at least one row")
+        if dup:
+            raise BoilerscopeError(f"{source}: doc_id {dup[0]['doc_id']} appears more than once; "
+                                   "doc_id must be unique")
+        sigma_n = parse_sigma(sigma, n_docs)
+        timings["read"] = time.perf_counter() - t
+        stage("count", 0.0)
+        t = time.perf_counter()
+        L = min_len
+        counted = (docs.mapInArrow(lambda it: count_windows(it, L), "h long, n long")
+                   .groupBy("h").agg(F.sum("n").alias("df")).filter(F.col("df") >= sigma_n).select("h"))
+        try:
+            freq = counted.toArrow().column("h").to_numpy().view(np.uint64)
+        except Exception as exc:
+            raise BoilerscopeError(f"{source}: the Spark job failed ({_spark_error(exc)})") from None
+        freq = np.sort(freq)
+        timings["count"] = time.perf_counter() - t
+        stage("segments", 0.3)
+        t = time.perf_counter()
+        bc = spark.sparkContext.broadcast(freq)
+        seg = docs.mapInArrow(lambda it: segments(it, L, bc),
+                              "doc_id long, site string, url string, n_tokens long, segments array<string>")
+        try:
+            table = seg.toArrow()
+        except Exception as exc:
+            raise BoilerscopeError(f"{source}: the Spark job failed ({_spark_error(exc)})") from None
+        bc.unpersist()
+        timings["segments"] = time.perf_counter() - t
+        stage("mine", 0.6)
+        t = time.perf_counter()
+        table = table.sort_by("doc_id")
+        meta = pl.from_arrow(table.select(["doc_id", "site", "url", "n_tokens"]))
+        tokens, offsets, vocab, n_sep = _pseudo_documents(table.column("segments"))
+        res = mine_tokens(tokens, offsets, len(vocab), sigma_n, L, workers=None)
+        res.stats.pop("timings", None)
+        site_codes = meta["site"].cast(pl.Categorical).to_physical().to_numpy().astype(np.int64)
+        n_sites = int(site_codes.max()) + 1 if site_codes.shape[0] else 0
+        _, phrases, _ = phrase_frames(tokens, offsets, vocab, site_codes, n_sites, res)
+        documents = cov.documents_frame(meta, res.covered)
+        sites = cov.sites_frame(documents)
+        timings["mine"] = time.perf_counter() - t
+        n_tokens = int(meta["n_tokens"].sum())
+        covered = int(np.asarray(res.covered).sum())
+        summary = {
+            "tool": "boilerscope", "version": __version__, "engine": "spark", "master": spark.sparkContext.master,
+            "snapshot_id": None, "run_id": None, "sigma": sigma_n, "sigma_given": str(sigma), "min_len": L,
+            "algo": "bloomspan", "algo_used": "bloomspan", "documents": n_docs, "tokens": n_tokens,
+            "covered_tokens": covered, "coverage": covered / n_tokens if n_tokens else 0.0,
+            "phrases": int(phrases.height),
+            "spark": {"frequent_window_hashes": int(freq.shape[0]),
+                      "segment_tokens": int(tokens.shape[0]) - n_sep,
+                      "partitions": docs.rdd.getNumPartitions()},
+        }
+        summary["seconds"] = {k: round(v, 4) for k, v in timings.items()}
+        summary["seconds"]["total"] = round(time.perf_counter() - t0, 4)
+        write_result_set(out, {"phrases.parquet": phrases, "documents.parquet": documents,
+                               "sites.parquet": sites}, "summary.json", summary)
+        stage("done", 1.0)
+        return summary
+    finally:
+        if own:
+            spark.stop()
+
+
+def _pseudo_documents(segs: pa.ChunkedArray):
+    """One pseudo-document per document: its segments' tokens, a separator
+    token of its own between two segments.  Returns (tokens, doc_offsets,
+    vocab); the separators' ids come after the tokens'."""
+    segs = segs.combine_chunks() if isinstance(segs, pa.ChunkedArray) else segs
+    flat = segs.flatten()                          # one string per segment
+    words = pc.split_pattern(flat, " ")            # its tokens
+    enc = pc.dictionary_encode(words.flatten()).combine_chunks() \
+        if isinstance(words.flatten(), pa.ChunkedArray) else pc.dictionary_encode(words.flatten())
+    ids = enc.indices.to_numpy(zero_copy_only=False).astype(np.int32)
+    vocab = enc.dictionary.to_pylist()
+    n_seg = len(flat)
+    seg_len = np.diff(words.offsets.to_numpy())    # tokens per segment
+    segs_per_doc = np.diff(segs.offsets.to_numpy())
+    n_docs = segs_per_doc.shape[0]
+    doc_of_seg = np.repeat(np.arange(n_docs), segs_per_doc)
+    # a separator after every segment but a document's last
+    first_of_doc = np.zeros(n_seg, bool)
+    if n_seg:
+        first_of_doc[(np.cumsum(segs_per_doc) - segs_per_doc)[segs_per_doc > 0]] = True
+    sep_before = ~first_of_doc
+    n_sep = int(sep_before.sum())
+    V = len(vocab)
+    # layout: for each segment, [separator if not first of its doc] + tokens
+    seg_total = seg_len + sep_before
+    seg_start = (np.cumsum(seg_total) - seg_total).astype(np.int64)
+    tokens = np.empty(int(seg_total.sum()), np.int32)
+    sep_pos = seg_start[sep_before]
+    tokens[sep_pos] = V + np.arange(n_sep, dtype=np.int32)
+    tok_start = seg_start + sep_before
+    # scatter the token ids of each segment
+    within = np.arange(ids.shape[0]) - np.repeat(np.cumsum(seg_len) - seg_len, seg_len)
+    tokens[np.repeat(tok_start, seg_len) + within] = ids
+    doc_tokens = np.bincount(doc_of_seg, weights=seg_total, minlength=n_docs).astype(np.int64)
+    offsets = np.concatenate(([0], np.cumsum(doc_tokens))).astype(np.int64)
+    return tokens, offsets, vocab + [f"{_SEP}{i}" for i in range(n_sep)], n_sep

@@ -1,0 +1,151 @@
+"""The Spark engine (engine/spark.py) in local mode: the brute-force oracle on
+small corpora cut into uneven shards, the local engine's own files on real
+text, and bad shards.  Run by ``make test-spark`` (needs ``make install-spark``);
+``make test`` leaves them out."""
+import json
+import os
+import random
+
+import numpy as np
+import polars as pl
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import naive
+from conftest import ROOT
+from test_cli import assert_one_line_error
+
+pytestmark = pytest.mark.spark
+pyspark = pytest.importorskip("pyspark")
+
+from engine.api import mine  # noqa: E402
+from engine.errors import BoilerscopeError  # noqa: E402
+from engine.spark import _pseudo_documents, mine_spark, session  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def spark():
+    s = session("local[2]")
+    yield s
+    s.stop()
+
+
+def write_shards(folder, texts, cuts, doc_ids=None, sites=None, fmt="parquet"):
+    """The documents cut into shards at ``cuts`` (uneven sizes, empty ones allowed)."""
+    os.makedirs(folder, exist_ok=True)
+    bounds = [0, *sorted(cuts), len(texts)]
+    for k, (a, b) in enumerate(zip(bounds, bounds[1:])):
+        cols = {"text": texts[a:b]}
+        if doc_ids is not None:
+            cols["doc_id"] = doc_ids[a:b]
+        if sites is not None:
+            cols["url"] = [f"https://{s}/{i}" for s, i in zip(sites[a:b], range(a, b))]
+        path = os.path.join(folder, f"part-{k:03d}.{fmt}")
+        if fmt == "parquet":
+            pq.write_table(pa.table(cols, schema=pa.schema(
+                [(n, pa.int64() if n == "doc_id" else pa.string()) for n in cols])), path, row_group_size=3)
+        else:
+            with open(path, "w", encoding="utf-8") as fh:
+                for i in range(b - a):
+                    fh.write(json.dumps({n: v[i] for n, v in cols.items()}) + "\n")
+    return folder
+
+
+corpus = st.lists(st.lists(st.sampled_from("abc"), max_size=14), min_size=1, max_size=12)
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck))
+@given(docs=corpus, sigma=st.integers(1, 4), L=st.integers(2, 4), data=st.data())
+def test_spark_equals_the_definition_on_uneven_shards(spark, tmp_path_factory, docs, sigma, L, data):
+    cuts = data.draw(st.lists(st.integers(0, len(docs)), max_size=3))
+    folder = write_shards(str(tmp_path_factory.mktemp("shards") / "in"), [" ".join(d) for d in docs], cuts)
+    out = str(tmp_path_factory.mktemp("out") / "res")
+    s = mine_spark(folder, sigma, L, out, spark=spark)
+    want, covered, _ = naive.mine(docs, sigma, L)
+    got = pl.read_parquet(os.path.join(out, "phrases.parquet"))
+    assert {tuple(p.split(" ")): (d, o) for p, d, o in got.select("phrase", "df", "occurrences").rows()} == want
+    documents = pl.read_parquet(os.path.join(out, "documents.parquet"))
+    # no doc_id column: the row number over the shards in name order
+    assert documents["doc_id"].to_list() == list(range(len(docs)))
+    assert documents["covered_tokens"].to_list() == covered
+    assert s["covered_tokens"] == sum(covered) and s["engine"] == "spark"
+
+
+def test_pseudo_documents_keep_segments_apart():
+    segs = pa.array([["a b", "b c d"], [], ["a"]], pa.list_(pa.large_string()))
+    tokens, offsets, vocab, n_sep = _pseudo_documents(segs)
+    words = [vocab[t] for t in tokens]
+    assert n_sep == 1 and offsets.tolist() == [0, 6, 6, 7]
+    assert words[:2] == ["a", "b"] and words[2].startswith("\x00") and words[3:6] == ["b", "c", "d"]
+    assert words[6] == "a"
+
+
+def compare_with_local(tmp_path, source, spark, sigma=20, L=10):
+    local = mine(source, sigma, L, db=str(tmp_path / "x.duckdb"), out=str(tmp_path / "local"))
+    s = mine_spark(source, sigma, L, str(tmp_path / "spark"), spark=spark)
+    for name in ("phrases.parquet", "documents.parquet", "sites.parquet"):
+        a = (tmp_path / "local" / name).read_bytes()
+        b = (tmp_path / "spark" / name).read_bytes()
+        assert a == b, name
+    for key in ("sigma", "min_len", "documents", "tokens", "covered_tokens", "coverage", "phrases"):
+        assert s[key] == local.summary[key], key
+    return s
+
+
+def test_spark_gives_the_local_files_on_real_text(spark, tmp_path):
+    """Byte-identical Parquet on the demo's documentation pages (sites from
+    the URLs, real boilerplate, Unicode), read as three uneven Parquet shards
+    without doc_id, and as JSONL shards with doc_id."""
+    table = pq.read_table(os.path.join(ROOT, "data", "demo.parquet")).slice(0, 900)
+    texts, urls = table.column("text").to_pylist(), table.column("url").to_pylist()
+    folder = tmp_path / "pq"
+    folder.mkdir()
+    for k, (a, b) in enumerate([(0, 100), (100, 650), (650, 900)]):
+        pq.write_table(pa.table({"url": urls[a:b], "text": texts[a:b]}), folder / f"part-{k}.parquet",
+                       row_group_size=64)
+    s = compare_with_local(tmp_path / "a", str(folder), spark, sigma=10, L=8)
+    assert s["phrases"] > 10 and 0 < s["coverage"] < 1
+    jl = tmp_path / "jl"
+    jl.mkdir()
+    ids = table.column("doc_id").to_pylist()
+    for k, (a, b) in enumerate([(0, 400), (400, 900)]):
+        with open(jl / f"part-{k}.jsonl", "w", encoding="utf-8") as fh:
+            for i in range(a, b):
+                fh.write(json.dumps({"doc_id": ids[i], "url": urls[i], "text": texts[i]}) + "\n")
+    compare_with_local(tmp_path / "b", str(jl), spark, sigma=10, L=8)
+
+
+def test_spark_refuses_bad_shards(spark, tmp_path):
+    folder = write_shards(str(tmp_path / "a"), ["x y z"] * 6, [2, 4])
+    with open(os.path.join(folder, "part-001.parquet"), "wb") as fh:
+        fh.write(b"PAR1 this is not parquet")
+    with pytest.raises(BoilerscopeError, match="part-001.parquet is not a readable Parquet shard"):
+        mine_spark(folder, 2, 2, str(tmp_path / "out"), spark=spark)
+    other = write_shards(str(tmp_path / "b"), ["x y z"] * 6, [3])
+    pq.write_table(pa.table({"body": ["x"]}), os.path.join(other, "part-009.parquet"))
+    with pytest.raises(BoilerscopeError, match="part-009.parquet has the columns body"):
+        mine_spark(other, 2, 2, str(tmp_path / "out"), spark=spark)
+    dup = write_shards(str(tmp_path / "c"), ["x y z"] * 4, [2], doc_ids=[1, 2, 3, 1])
+    with pytest.raises(BoilerscopeError, match="doc_id 1 appears more than once"):
+        mine_spark(dup, 2, 2, str(tmp_path / "out"), spark=spark)
+    assert not os.path.exists(tmp_path / "out")
+
+
+def test_cli_engine_spark(cli, tmp_path):
+    rng = random.Random(1)
+    texts = [f"Menu home about contact. {' '.join(f'w{rng.randint(0, 999)}' for _ in range(20))} "
+             "All rights reserved by the example company" for _ in range(30)]
+    write_shards(str(tmp_path / "in"), texts, [7, 19], doc_ids=list(range(100, 130)))
+    status, out, err = cli("mine", "in", "--engine", "spark", "--master", "local[1]", "--sigma", 5,
+                           "--min-len", 4, "--out", "res", "--quiet")
+    assert status == 0, err
+    summary = json.loads((tmp_path / "res" / "summary.json").read_text())
+    assert summary["engine"] == "spark" and summary["master"] == "local[1]"
+    phrases = pl.read_parquet(tmp_path / "res" / "phrases.parquet")["phrase"].to_list()
+    assert "all rights reserved by the example company" in phrases
+    assert_one_line_error(*cli("mine", "in", "--engine", "spark", "--quiet"), "--out")
+    assert_one_line_error(*cli("mine", "in", "--engine", "spark", "--templates", "--out", "r2", "--quiet"),
+                          "--templates")
