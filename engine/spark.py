@@ -173,16 +173,19 @@ def segments(batches, L: int, frequent):
             names=["doc_id", "site", "url", "n_tokens", "segments"])
 
 
-def session(master: str = DEFAULT_MASTER):
-    """A SparkSession (local mode by default); the workers run this Python."""
+def session(master: str | None = DEFAULT_MASTER):
+    """A SparkSession (local mode by default; ``None``: the master spark-submit
+    gives); in local mode the workers run this Python."""
     try:
         from pyspark.sql import SparkSession
     except ImportError:
         raise BoilerscopeError("--engine spark needs pyspark: run 'make install-spark'") from None
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    if master is not None:
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    builder = SparkSession.builder if master is None else SparkSession.builder.master(master)
     try:
-        spark = (SparkSession.builder.master(master).appName("boilerscope")
+        spark = (builder.appName("boilerscope")
                  .config("spark.ui.enabled", "false")
                  .config("spark.ui.showConsoleProgress", "false")
                  .config("spark.sql.shuffle.partitions", "8")
@@ -269,7 +272,8 @@ def read_documents(spark, source: str, offsets: dict):
     keep = [c for c in ("doc_id", "text", "url", "site") if c in cols]
     if "doc_id" not in cols:
         if not offsets:
-            raise BoilerscopeError(f"{source}: --engine spark needs a doc_id column in JSONL shards")
+            raise BoilerscopeError(f"{source}: --engine spark needs a doc_id column in JSONL shards and in "
+                                   "shards on a remote file system (their row numbers are not known here)")
         # Spark names each file by its URI: match them to the shards in name order
         from urllib.parse import unquote, urlsplit
         try:
@@ -411,3 +415,26 @@ def _pseudo_documents(segs: pa.ChunkedArray):
     doc_tokens = np.bincount(doc_of_seg, weights=seg_total, minlength=n_docs).astype(np.int64)
     offsets = np.concatenate(([0], np.cumsum(doc_tokens))).astype(np.int64)
     return tokens, offsets, vocab + [f"{_SEP}{i}" for i in range(n_sep)], n_sep
+
+
+def main(argv=None) -> int:
+    """``spark-submit --py-files boilerscope.zip spark_job.py SOURCE --out DIR [--sigma S]
+    [--min-len L]``:
+    the job on the cluster spark-submit names (client mode: ``--out`` is on
+    the driver's machine)."""
+    import argparse
+    from .api import DEFAULT_MIN_LEN, DEFAULT_SIGMA
+    ap = argparse.ArgumentParser(prog="spark_job.py")
+    ap.add_argument("source")
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--sigma", default=str(DEFAULT_SIGMA))
+    ap.add_argument("--min-len", default=str(DEFAULT_MIN_LEN))
+    args = ap.parse_args(argv)
+    try:
+        s = mine_spark(args.source, args.sigma, args.min_len, args.out, master=None)
+    except BoilerscopeError as exc:
+        print(f"boilerscope: {exc}", file=sys.stderr)
+        return 2
+    print(f"{s['phrases']} phrases, {s['covered_tokens']} of {s['tokens']} tokens covered; results in {args.out}")
+    return 0
+

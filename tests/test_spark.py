@@ -149,3 +149,32 @@ def test_cli_engine_spark(cli, tmp_path):
     assert_one_line_error(*cli("mine", "in", "--engine", "spark", "--quiet"), "--out")
     assert_one_line_error(*cli("mine", "in", "--engine", "spark", "--templates", "--out", "r2", "--quiet"),
                           "--templates")
+
+
+def test_spark_submit_runs_the_job_as_the_readme_says(tmp_path):
+    """spark-submit with the package as a zip (the README's cluster recipe,
+    here with a local master)."""
+    import shutil
+    import subprocess
+    import sys
+    import zipfile
+    zpath = tmp_path / "boilerscope.zip"
+    with zipfile.ZipFile(zpath, "w") as z:
+        for folder, _, files in os.walk(os.path.join(ROOT, "engine")):
+            for name in files:
+                if name.endswith(".py"):
+                    full = os.path.join(folder, name)
+                    z.write(full, os.path.relpath(full, ROOT))
+    submit = shutil.which("spark-submit", path=os.path.dirname(sys.executable))
+    assert submit, "spark-submit comes with pyspark"
+    texts = [f"Intro {i}. Shared footer line of every page on this site here." for i in range(12)]
+    write_shards(str(tmp_path / "in"), texts, [5], doc_ids=list(range(12)))
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYTHONPATH": ""}
+    p = subprocess.run([submit, "--master", "local[1]", "--py-files", str(zpath),
+                        os.path.join(ROOT, "spark_job.py"), str(tmp_path / "in"),
+                        "--out", str(tmp_path / "res"), "--sigma", "3", "--min-len", "4"],
+                       capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600)
+    assert p.returncode == 0, p.stderr[-2000:]
+    phrases = pl.read_parquet(tmp_path / "res" / "phrases.parquet")
+    assert phrases["phrase"].to_list() == ["shared footer line of every page on this site here"]
+    assert phrases["df"].to_list() == [12]
