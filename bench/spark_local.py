@@ -1,0 +1,125 @@
+"""Spark local mode against the local engine on the same shards (issue 8).
+
+    python bench/spark_local.py [--corpus webdocs] [--shards 8] [--runs 3] [--master local[2]]
+
+The corpus (``../shared/corpora``) is cut into Parquet shards once; each run
+is ``boilerscope mine SHARDS --out DIR`` (the local engine: ingest into a
+fresh store, then mine) or the same with ``--engine spark``, each in its own
+process.  Wall time is the median of the runs after one warm-up; peak memory
+is the largest sum of RSS over the run's process tree (Spark's JVM is a
+child of the Python driver), sampled every 0.2 s from /proc.  The result
+files of the two engines are compared byte for byte.  Results:
+bench/results/spark_local.json and .md.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+SHARED = os.path.join(os.path.dirname(ROOT), "shared", "corpora")
+CLI = [sys.executable, "-m", "engine.cli"]
+
+
+def tree_rss(pid: int) -> int:
+    """Sum of RSS (bytes) of ``pid`` and its descendants, from /proc."""
+    children: dict[int, list[int]] = {}
+    rss: dict[int, int] = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat") as fh:
+                fields = fh.read().rsplit(")", 1)[1].split()
+            children.setdefault(int(fields[1]), []).append(int(name))
+            rss[int(name)] = int(fields[21]) * os.sysconf("SC_PAGE_SIZE")
+        except (OSError, IndexError, ValueError):
+            continue
+    total, todo = 0, [pid]
+    while todo:
+        p = todo.pop()
+        total += rss.get(p, 0)
+        todo += children.get(p, [])
+    return total
+
+
+def run(args: list[str]) -> tuple[float, int]:
+    t = time.perf_counter()
+    p = subprocess.Popen(CLI + args, cwd=ROOT, stdout=subprocess.DEVNULL)
+    peak = 0
+    while p.poll() is None:
+        peak = max(peak, tree_rss(p.pid))
+        time.sleep(0.2)
+    if p.returncode != 0:
+        raise SystemExit(f"{' '.join(args)} failed ({p.returncode})")
+    return time.perf_counter() - t, peak
+
+
+def main():
+    import pyarrow.parquet as pq
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--corpus", default="webdocs")
+    ap.add_argument("--shards", type=int, default=8)
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--master", default="local[2]")
+    ap.add_argument("--sigma", default="20")
+    ap.add_argument("--min-len", default="10")
+    a = ap.parse_args()
+    work = os.path.join(HERE, "work", "spark-local")
+    shards = os.path.join(work, f"{a.corpus}-shards")
+    if not os.path.isdir(shards):
+        os.makedirs(shards)
+        t = pq.read_table(os.path.join(SHARED, a.corpus + ".parquet"))
+        step = -(-t.num_rows // a.shards)
+        for k in range(a.shards):
+            pq.write_table(t.slice(k * step, step), os.path.join(shards, f"part-{k:03d}.parquet"))
+    rows = {}
+    for label in ("local", "spark"):
+        times, peaks = [], []
+        for i in range(a.runs + 1):
+            out = os.path.join(work, f"out-{label}")
+            db = os.path.join(work, "local.duckdb")
+            for path in (db, db + ".wal"):
+                if os.path.exists(path):
+                    os.remove(path)
+            shutil.rmtree(db + ".arrays", ignore_errors=True)
+            extra = ["--engine", "spark", "--master", a.master] if label == "spark" else ["--db", db]
+            s, p = run(["mine", shards, "--sigma", a.sigma, "--min-len", a.min_len, "--out", out, "--quiet",
+                        *extra])
+            if i:  # the first run warms up (numba cache, JVM classes, page cache)
+                times.append(s)
+                peaks.append(p)
+            print(label, i, round(s, 2), round(p / 2**30, 2), flush=True)
+        with open(os.path.join(work, f"out-{label}", "summary.json")) as fh:
+            summary = json.load(fh)
+        rows[label] = {"seconds": statistics.median(times), "runs": times, "peak_rss": max(peaks),
+                       "summary_seconds": summary.get("seconds")}
+    same = {name: open(os.path.join(work, "out-local", name), "rb").read()
+            == open(os.path.join(work, "out-spark", name), "rb").read()
+            for name in ("phrases.parquet", "documents.parquet", "sites.parquet")}
+    result = {"corpus": a.corpus, "shards": a.shards, "master": a.master, "rows": rows, "identical_files": same}
+    with open(os.path.join(HERE, "results", "spark_local.json"), "w") as fh:
+        json.dump(result, fh, indent=1)
+    lines = [f"{a.corpus} in {a.shards} Parquet shards, sigma {a.sigma}, L {a.min_len}; median of {a.runs} runs "
+             "after a warm-up, each a separate process; peak = largest RSS sum over the process tree:", "",
+             "| engine | median s | peak RSS GiB | stages (last run, s) |", "|---|---:|---:|---|"]
+    for label, r in rows.items():
+        stages = ", ".join(f"{k} {v:.1f}" for k, v in (r["summary_seconds"] or {}).items())
+        lines.append(f"| {label}{' (' + a.master + ')' if label == 'spark' else ''} | {r['seconds']:.1f} | "
+                     f"{r['peak_rss'] / 2**30:.2f} | {stages} |")
+    lines += ["", f"Result files identical byte for byte: {same}",
+              f"Spark / local time: {rows['spark']['seconds'] / rows['local']['seconds']:.2f}x"]
+    with open(os.path.join(HERE, "results", "spark_local.md"), "w") as fh:
+        fh.write("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
