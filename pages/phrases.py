@@ -5,14 +5,13 @@ A phrase is always chosen by its id (a row of the table, the picker, or
 120 characters.  The table, the chart and the detail are fragments, so a click
 reruns only its own part.
 """
-import html
 
 import numpy as np
 import polars as pl
 import streamlit as st
 
 from engine import views
-from pages import boot, conn, render, state
+from pages import boot, conn, render, state, widgets
 
 DECISION_FILTER = ("all", "undecided", "noise", "keep", "unsure")
 
@@ -121,7 +120,7 @@ def table_view():
 
 
 def scope_value() -> str:
-    return sid if st.session_state.get("phrases.scope") == "this snapshot" else "*"
+    return widgets.scope("phrases", sid)
 
 
 table_view()
@@ -155,11 +154,7 @@ pid = int(row["phrase_id"])
 state.share()
 labels = dict(zip(ids, table["phrase"].to_list()))
 labels.setdefault(pid, row["phrase"])
-options = ids if pid in ids else [pid, *ids]
-st.session_state["phrases.detail"] = pid
-st.selectbox("Phrase detail", options, key="phrases.detail",
-             format_func=lambda i: f"#{i} · {labels[i][:110]}",
-             on_change=lambda: state.put("phrase", int(st.session_state["phrases.detail"])))
+widgets.detail_picker("Phrase detail", ids, labels, pid, "phrases", "phrase")
 
 st.subheader(f"«{render.md(row['phrase'][:200])}»")
 st.caption(f"length {row['length']} · df {row['df']:,} · {row['occurrences']:,} occurrences · "
@@ -168,17 +163,7 @@ written = as_written(int(row["first_pos"]), int(row["length"]))
 st.markdown("As written in the original text: `" + " ".join(written[:300].replace("`", "'").split()) + "`")
 
 current = decisions.get(row["phrase"])
-d1, d2, d3, d4, d5, d6 = st.columns([1, 1, 1, 1, 2, 2])
-note = d5.text_input("Note (optional)", key="phrases.note")
-d6.radio("Applies to", ["all snapshots", "this snapshot"], key="phrases.scope", horizontal=True,
-         help="A decision for this snapshot wins over the project's (all snapshots of the store).")
-for col, label in ((d1, "noise"), (d2, "keep"), (d3, "unsure")):
-    if col.button(label, key=f"phrases.decide.{label}", type="primary" if current == label else "secondary"):
-        s.set_decision(row["phrase"], label, note, scope=scope_value())
-        st.rerun()
-if d4.button("clear", key="phrases.decide.clear"):
-    s.set_decision(row["phrase"], None, scope=scope_value())
-    st.rerun()
+widgets.decision_row(s, row["phrase"], current, "phrases", sid)
 st.write(f"Decision: **{current or 'undecided'}**")
 
 
@@ -189,27 +174,13 @@ def contexts():
         arrays = s.arrays(sid)
         starts = arrays.doc_offsets[occ["doc_index"].to_numpy()] + occ["token_pos"].to_numpy()
         w = windows(s.path, sid, *char_spans(starts, int(row["length"])), 90)
-        snippets = []
-        for o, left, mid, right in zip(occ.iter_rows(named=True), w["left"], w["mid"], w["right"]):
-            mid = mid or ""
-            mid_short = mid if len(mid) <= 300 else mid[:140] + " … " + mid[-140:]
-            snippets.append(
-                f'<div style="font-family:ui-monospace,monospace;font-size:0.85em;margin:2px 0">'
-                f'<span style="color:#888">[{html.escape(o["site"])} #{o["doc_id"]}]</span> '
-                f'…{html.escape(left or "")}<mark>{html.escape(mid_short)}</mark>'
-                f'{html.escape(right or "")}…</div>')
-        st.html("".join(snippets) or "<i>no occurrences</i>")
+        st.html(render.kwic_html(occ.to_dicts(), w["left"], w["mid"], w["right"]))
     left, right = st.columns(2)
     left.markdown("**Sites**")
     left.dataframe(phrase_sites(s.path, run_id, sid, pid), hide_index=True, width="stretch")
     right.markdown("**Documents** (first 30)")
     right.dataframe(occ.select("doc_id", "site", "url", "token_pos"), hide_index=True, width="stretch")
-    docs = occ["doc_id"].unique(maintain_order=True).to_list()
-    if docs:
-        pick = right.selectbox("Open a document", docs, key="phrases.open", format_func=lambda d: f"#{d}")
-        if right.button("Open in Document view", key="phrases.open_btn"):
-            state.put("doc", int(pick))
-            st.switch_page("pages/document.py", query_params=state.url_params())
+    widgets.document_opener(right, occ["doc_id"].unique(maintain_order=True).to_list(), "phrases")
 
 
 contexts()

@@ -126,3 +126,18 @@ def cut_html(text: str, span_start, span_end, cut) -> str:
     out.append(html.escape(text[last:]))
     return ('<div class="bs-doc" style="white-space:pre-wrap;font-family:ui-serif,Georgia,serif;line-height:1.5;'
             f'max-height:70vh;overflow:auto;border:1px solid #ddd;padding:1em">{"".join(out)}</div>')
+
+
+def kwic_html(rows: list[dict], lefts, mids, rights, mark: str = "<mark>") -> str:
+    """Keyword-in-context lines, escaped: ``[site #doc_id] …left[mid]right…``
+    (``rows`` hold site and doc_id; ``mark`` is the opening tag of the mid part,
+    a long mid shows its two ends)."""
+    lines = []
+    for o, left, mid, right in zip(rows, lefts, mids, rights):
+        mid = mid or ""
+        mid_short = mid if len(mid) <= 300 else mid[:140] + " … " + mid[-140:]
+        lines.append(
+            f'<div style="font-family:ui-monospace,monospace;font-size:0.85em;margin:2px 0">'
+            f'<span style="color:#888">[{html.escape(str(o["site"]))} #{o["doc_id"]}]</span> '
+            f'…{html.escape(left or "")}{mark}{html.escape(mid_short)}</mark>{html.escape(right or "")}…</div>')
+    return "".join(lines) or "<i>no occurrences</i>"

@@ -14,7 +14,7 @@ import streamlit as st
 from engine import views
 from engine.api import DEFAULT_MAX_SLOT, mine
 from engine.errors import BoilerscopeError
-from pages import boot, conn, progress, render, state
+from pages import boot, conn, progress, render, state, widgets
 
 s = boot.setup()
 sid, run_id = boot.need_run(s)
@@ -130,11 +130,7 @@ tid = int(row["template_id"])
 state.share()
 labels = dict(zip(ids, table["template"].to_list()))
 labels.setdefault(tid, row["template"])
-options = ids if tid in ids else [tid, *ids]
-st.session_state["templates.detail"] = tid
-st.selectbox("Template detail", options, key="templates.detail", format_func=lambda i: f"#{i} · {labels[i][:110]}",
-             on_change=lambda: state.put("template", int(st.session_state["templates.detail"])))
-
+widgets.detail_picker("Template detail", ids, labels, tid, "templates", "template")
 
 def marked(template: str) -> str:
     """The template as HTML, each slot a numbered chip (escaped)."""
@@ -155,18 +151,7 @@ st.caption(f"{row['constant_tokens']} constant tokens · {row['slots']} slots of
            f"df {row['df']:,} · {row['occurrences']:,} occurrences · {row['sites']} sites")
 
 current = decisions.get(row["template"])
-d1, d2, d3, d4, d5, d6 = st.columns([1, 1, 1, 1, 2, 2])
-note = d5.text_input("Note (optional)", key="templates.note")
-d6.radio("Applies to", ["all snapshots", "this snapshot"], key="templates.scope", horizontal=True,
-         help="A decision for this snapshot wins over the project's (all snapshots of the store).")
-scope = sid if st.session_state.get("templates.scope") == "this snapshot" else "*"
-for col, label in ((d1, "noise"), (d2, "keep"), (d3, "unsure")):
-    if col.button(label, key=f"templates.decide.{label}", type="primary" if current == label else "secondary"):
-        s.set_decision(row["template"], label, note, scope=scope)
-        st.rerun()
-if d4.button("clear", key="templates.decide.clear"):
-    s.set_decision(row["template"], None, scope=scope)
-    st.rerun()
+widgets.decision_row(s, row["template"], current, "templates", sid)
 st.write(f"Decision: **{current or 'undecided'}** (noise cuts every occurrence in the Document view, the export "
          "and `boilerscope clean`; keep protects them)")
 
@@ -200,28 +185,15 @@ def contexts():
     with st.expander("Keyword in context (original text)", expanded=True):
         w = windows(s.path, sid, tuple(occ["doc_index"].to_list()), tuple(occ["char_start"].to_list()),
                     tuple(occ["char_end"].to_list()), 90)
-        snippets = []
-        for o, left, mid, right in zip(occ.iter_rows(named=True), w["left"], w["mid"], w["right"]):
-            mid = mid or ""
-            mid_short = mid if len(mid) <= 300 else mid[:140] + " … " + mid[-140:]
-            snippets.append(
-                f'<div style="font-family:ui-monospace,monospace;font-size:0.85em;margin:2px 0">'
-                f'<span style="color:#888">[{html.escape(o["site"])} #{o["doc_id"]}]</span> '
-                f'…{html.escape(left or "")}<mark class="bs-template" style="background:{render.TEMPLATE_COLOUR}">'
-                f'{html.escape(mid_short)}</mark>{html.escape(right or "")}…</div>')
-        st.html("".join(snippets) or "<i>no occurrences</i>")
+        st.html(render.kwic_html(occ.to_dicts(), w["left"], w["mid"], w["right"],
+                                 f'<mark class="bs-template" style="background:{render.TEMPLATE_COLOUR}">'))
     left, right = st.columns(2)
     left.markdown("**Sites**")
     left.dataframe(template_sites(s.path, run_id, sid, tid), hide_index=True, width="stretch")
     right.markdown("**Documents** (first 30 occurrences)")
     right.dataframe(occ.select("doc_id", "site", "url", "token_start", "token_end"), hide_index=True,
                     width="stretch")
-    docs = occ["doc_id"].unique(maintain_order=True).to_list()
-    if docs:
-        pick = right.selectbox("Open a document", docs, key="templates.open", format_func=lambda d: f"#{d}")
-        if right.button("Open in Document view", key="templates.open_btn"):
-            state.put("doc", int(pick))
-            st.switch_page("pages/document.py", query_params=state.url_params())
+    widgets.document_opener(right, occ["doc_id"].unique(maintain_order=True).to_list(), "templates")
 
 
 contexts()

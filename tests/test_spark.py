@@ -6,7 +6,6 @@ import json
 import os
 import random
 
-import numpy as np
 import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq

@@ -1,0 +1,46 @@
+"""Widgets shared by the Phrases and Templates pages: the detail picker, the
+decision row and the document opener (each keyed by its page's prefix)."""
+from __future__ import annotations
+
+import streamlit as st
+
+from pages import state
+
+
+def detail_picker(label: str, ids: list, labels: dict, current: int, prefix: str, key: str) -> None:
+    """A picker of the item opened (by id, never by its label); choosing one
+    writes view-state ``key``."""
+    options = ids if current in ids else [current, *ids]
+    st.session_state[f"{prefix}.detail"] = current
+    st.selectbox(label, options, key=f"{prefix}.detail", format_func=lambda i: f"#{i} · {labels[i][:110]}",
+                 on_change=lambda: state.put(key, int(st.session_state[f"{prefix}.detail"])))
+
+
+def scope(prefix: str, sid: str) -> str:
+    """Where a decision made on this page applies: this snapshot or all ('*')."""
+    return sid if st.session_state.get(f"{prefix}.scope") == "this snapshot" else "*"
+
+
+def decision_row(s, text: str, current: str | None, prefix: str, sid: str) -> None:
+    """noise / keep / unsure / clear buttons, a note and the scope radio for ``text``."""
+    d1, d2, d3, d4, d5, d6 = st.columns([1, 1, 1, 1, 2, 2])
+    note = d5.text_input("Note (optional)", key=f"{prefix}.note")
+    d6.radio("Applies to", ["all snapshots", "this snapshot"], key=f"{prefix}.scope", horizontal=True,
+             help="A decision for this snapshot wins over the project's (all snapshots of the store).")
+    for col, label in ((d1, "noise"), (d2, "keep"), (d3, "unsure")):
+        if col.button(label, key=f"{prefix}.decide.{label}", type="primary" if current == label else "secondary"):
+            s.set_decision(text, label, note, scope=scope(prefix, sid))
+            st.rerun()
+    if d4.button("clear", key=f"{prefix}.decide.clear"):
+        s.set_decision(text, None, scope=scope(prefix, sid))
+        st.rerun()
+
+
+def document_opener(col, docs: list, prefix: str) -> None:
+    """Pick one of ``docs`` (doc_ids) and open it in the Document view."""
+    if not docs:
+        return
+    pick = col.selectbox("Open a document", docs, key=f"{prefix}.open", format_func=lambda d: f"#{d}")
+    if col.button("Open in Document view", key=f"{prefix}.open_btn"):
+        state.put("doc", int(pick))
+        st.switch_page("pages/document.py", query_params=state.url_params())
