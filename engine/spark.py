@@ -67,6 +67,7 @@ import hashlib
 import logging
 import os
 import sys
+import tempfile
 import time
 
 import numpy as np
@@ -184,6 +185,15 @@ def session(master: str | None = DEFAULT_MASTER):
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     builder = SparkSession.builder if master is None else SparkSession.builder.master(master)
+    if master and master.startswith("local"):
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # no interface lookup in local mode
+    # the JVM (and the Python workers it starts) write their logs to a file,
+    # not to our stderr: it inherits the descriptor 2 it is started with
+    log_path = os.path.join(tempfile.gettempdir(), f"boilerscope-spark-{os.getpid()}.log")
+    fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    saved = os.dup(2)
+    sys.stderr.flush()
+    os.dup2(fd, 2)
     try:
         spark = (builder.appName("boilerscope")
                  .config("spark.ui.enabled", "false")
@@ -192,9 +202,15 @@ def session(master: str | None = DEFAULT_MASTER):
                  .config("spark.sql.execution.arrow.pyspark.enabled", "true")
                  .getOrCreate())
     except Exception as exc:  # the JVM did not start: Java missing, bad master
-        raise BoilerscopeError(f"Spark did not start ({_first_line(exc)}); "
-                               "check Java 17 ('make install-spark') and --master") from None
+        raise BoilerscopeError(f"Spark did not start ({_first_line(exc)}); check Java 17 "
+                               f"('make install-spark') and --master; Spark's log: {log_path}") from None
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(fd)
     spark.sparkContext.setLogLevel("ERROR")
+    log.info("Spark's own log: %s", log_path)
     return spark
 
 

@@ -145,6 +145,11 @@ def test_cli_engine_spark(cli, tmp_path):
     assert summary["engine"] == "spark" and summary["master"] == "local[1]"
     phrases = pl.read_parquet(tmp_path / "res" / "phrases.parquet")["phrase"].to_list()
     assert "all rights reserved by the example company" in phrases
+    assert "WARN" not in err and "log4j" not in err, err  # Spark's own log goes to a file
+    dup = write_shards(str(tmp_path / "dup"), texts[:4], [2], doc_ids=[5, 6, 7, 5])
+    assert_one_line_error(*cli("mine", dup, "--engine", "spark", "--master", "local[1]", "--out", "r3", "--quiet"),
+                          "doc_id 5 appears more than once")
+    assert not (tmp_path / "r3").exists()
     assert_one_line_error(*cli("mine", "in", "--engine", "spark", "--quiet"), "--out")
     assert_one_line_error(*cli("mine", "in", "--engine", "spark", "--templates", "--out", "r2", "--quiet"),
                           "--templates")
