@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: install run test e2e bench bench-full browser demo clean install-spark test-spark
+.PHONY: install run test e2e bench bench-full bench-scale browser demo clean install-spark test-spark
 
 install: $(STAMP)
 
@@ -50,6 +50,10 @@ bench-full: install browser
 	$(PY) bench/dedup_eval.py --pairs
 	$(PY) bench/app_queries.py --docs 1000000
 	$(PY) bench/app_latency.py --docs 1000000
+
+# generated corpora of 100M, 300M and 1B tokens: ingest and mine, time and memory (not in CI)
+bench-scale: install
+	$(PY) bench/scale.py --sizes 100M 300M 1B
 
 # rebuild data/demo.parquet from ../shared/corpora (maintainers only)
 demo: install

@@ -1,0 +1,120 @@
+"""Scale bench (issue 8; ``make bench-scale``, not in CI).
+
+    python bench/scale.py [--sizes 100M 300M 1B] [--keep]
+
+For each size: a generated web-like corpus in Parquet shards
+(``bench/scale_corpus.py``, cached in bench/work/scale/), then ``boilerscope
+ingest`` of the shards into a fresh store and ``boilerscope mine`` of the
+store (sigma 20, L 10, ``--out``), each in its own process: wall time, peak
+RSS of that process (``wait4``), the stage timings from summary.json, and
+the disk the store takes.  The log-log slope of mining time against tokens
+is fitted over the sizes.  Results: bench/results/scale.json and .md.  The
+store of a size is deleted after its run unless ``--keep``.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+CLI = [sys.executable, "-m", "engine.cli"]
+sys.path.insert(0, HERE)
+
+from scale_corpus import generate, size  # noqa: E402
+
+
+def child(args: list[str]) -> tuple[float, int]:
+    t = time.perf_counter()
+    p = subprocess.Popen(CLI + args, cwd=ROOT, stdout=subprocess.DEVNULL)
+    _, status, usage = os.wait4(p.pid, 0)
+    if status != 0:
+        raise SystemExit(f"{' '.join(args)} failed ({status})")
+    return time.perf_counter() - t, usage.ru_maxrss * 1024
+
+
+def disk(path: str) -> int:
+    total = 0
+    for folder, _, files in os.walk(path):
+        total += sum(os.path.getsize(os.path.join(folder, f)) for f in files)
+    return total
+
+
+def slope(xs, ys) -> float:
+    lx, ly = [math.log(x) for x in xs], [math.log(y) for y in ys]
+    mx, my = sum(lx) / len(lx), sum(ly) / len(ly)
+    return sum((a - mx) * (b - my) for a, b in zip(lx, ly)) / sum((a - mx) ** 2 for a in lx)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--sizes", nargs="+", default=["100M", "300M", "1B"])
+    ap.add_argument("--keep", action="store_true")
+    a = ap.parse_args()
+    work = os.path.join(HERE, "work", "scale")
+    rows = []
+    for label in a.sizes:
+        n = size(label)
+        shards = os.path.join(work, f"corpus-{label}")
+        if not os.path.isdir(shards):
+            t = time.perf_counter()
+            generate(shards + ".tmp", n)
+            os.rename(shards + ".tmp", shards)
+            print(f"{label}: generated in {time.perf_counter() - t:.0f} s", flush=True)
+        db = os.path.join(work, f"store-{label}.duckdb")
+        for path in (db, db + ".wal"):
+            if os.path.exists(path):
+                os.remove(path)
+        shutil.rmtree(db + ".arrays", ignore_errors=True)
+        out = os.path.join(work, f"out-{label}")
+        ing_s, ing_rss = child(["ingest", shards, "--db", db, "--quiet"])
+        print(f"{label}: ingest {ing_s:.0f} s, {ing_rss / 2**30:.2f} GiB", flush=True)
+        mine_s, mine_rss = child(["mine", db, "--sigma", "20", "--min-len", "10", "--out", out, "--quiet"])
+        with open(os.path.join(out, "summary.json")) as fh:
+            summary = json.load(fh)
+        row = {"size": label, "tokens": summary["tokens"], "documents": summary["documents"],
+               "ingest_seconds": ing_s, "ingest_peak_rss": ing_rss, "mine_seconds": mine_s, "mine_peak_rss": mine_rss,
+               "mining_seconds": summary["seconds"].get("mining"), "stages": summary["seconds"],
+               "coverage": summary["coverage"], "phrases": summary["phrases"],
+               "store_bytes": os.path.getsize(db) + disk(db + ".arrays"),
+               "shard_bytes": disk(shards)}
+        rows.append(row)
+        print(f"{label}: mine {mine_s:.0f} s, {mine_rss / 2**30:.2f} GiB, coverage {100 * row['coverage']:.1f}%",
+              flush=True)
+        if not a.keep:
+            for path in (db, db + ".wal"):
+                if os.path.exists(path):
+                    os.remove(path)
+            shutil.rmtree(db + ".arrays", ignore_errors=True)
+        with open(os.path.join(HERE, "results", "scale.json"), "w") as fh:
+            json.dump(rows, fh, indent=1)
+    lines = ["Generated web-like corpora in 20M-token Parquet shards; sigma 20, L 10; one run per size, each "
+             "command its own process; peak RSS of that process (wait4):", "",
+             "| tokens | documents | ingest s | M tokens/s | ingest peak RSS | mine s (mining kernels) | "
+             "ns/token mined | mine peak RSS | bytes/token (mine RSS) | store on disk | coverage |",
+             "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in rows:
+        lines.append(
+            f"| {r['tokens'] / 1e6:,.0f}M | {r['documents']:,} | {r['ingest_seconds']:.0f} | "
+            f"{r['tokens'] / r['ingest_seconds'] / 1e6:.1f} | {r['ingest_peak_rss'] / 2**30:.2f} GiB | "
+            f"{r['mine_seconds']:.0f} ({r['mining_seconds']:.0f}) | {1e9 * r['mine_seconds'] / r['tokens']:.0f} | "
+            f"{r['mine_peak_rss'] / 2**30:.2f} GiB | {r['mine_peak_rss'] / r['tokens']:.1f} | "
+            f"{r['store_bytes'] / 2**30:.1f} GiB | {100 * r['coverage']:.1f}% |")
+    if len(rows) > 1:
+        xs = [r["tokens"] for r in rows]
+        lines += ["", f"log-log slope of mine time against tokens: {slope(xs, [r['mine_seconds'] for r in rows]):.2f} "
+                      f"(mining kernels alone: {slope(xs, [r['mining_seconds'] for r in rows]):.2f}; ingest: "
+                      f"{slope(xs, [r['ingest_seconds'] for r in rows]):.2f})"]
+    with open(os.path.join(HERE, "results", "scale.md"), "w") as fh:
+        fh.write("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
