@@ -1,6 +1,7 @@
 """Dashboard query latency on a large store (the views' SQL, without caching).
 
     python bench/app_queries.py [--docs 1000000]
+    python bench/app_queries.py --db STORE --name NAME   # an existing store (the 1B-token scale store)
 
 Builds a snapshot of short synthetic pages from 20 sites with site templates
 (bench/work/app-<docs>.parquet), ingests and mines it (sigma 20, L 10), then
@@ -72,8 +73,10 @@ def timed(fn, runs=5):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--docs", type=int, default=1_000_000)
+    ap.add_argument("--db", default=None, help="time the queries on this mined store instead")
+    ap.add_argument("--name", default="app_queries", help="results file name (bench/results/NAME.md)")
     args = ap.parse_args()
-    db = ensure_store(args.docs)
+    db = args.db or ensure_store(args.docs)
     st = Store(db)
     try:
         sid = st.latest_snapshot()
@@ -102,12 +105,12 @@ def main():
     finally:
         st.close()
     os.makedirs(os.path.join(HERE, "results"), exist_ok=True)
-    with open(os.path.join(HERE, "results", "app_queries.json"), "w") as fh:
+    with open(os.path.join(HERE, "results", f"{args.name}.json"), "w") as fh:
         json.dump({"documents": docs, "rows": rows}, fh, indent=1)
     md = [f"Dashboard queries on a store of {docs:,} documents (median of 5, no cache):", "",
           "| query | median ms |", "|---|---:|"] + [f"| {r['query']} | {1000 * r['median_seconds']:.1f} |"
                                                    for r in rows] + [""]
-    with open(os.path.join(HERE, "results", "app_queries.md"), "w") as fh:
+    with open(os.path.join(HERE, "results", f"{args.name}.md"), "w") as fh:
         fh.write("\n".join(md))
     print("\n".join(md))
 
