@@ -19,6 +19,7 @@ Layout
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -248,10 +249,14 @@ class Store:
             "give another --db file")
 
     def _clean_leftovers(self) -> None:
-        """Remove what a killed ingest left in the arrays folder: temporary
-        folders, and snapshot folders whose snapshot never committed.  Safe
+        """Remove what a killed ingest left: its documents (committed chunk by
+        chunk under a temporary ``.ingest-`` id), temporary folders, and
+        snapshot folders whose snapshot never committed.  Safe
         here: this process holds the store's write lock, so no other writer
         is running."""
+        if self.scalar("SELECT count(*) FROM documents WHERE snapshot_id LIKE '.ingest-%'"):
+            log.info("removing the documents of an ingest that never finished")
+            self._write(lambda cur: cur.execute("DELETE FROM documents WHERE snapshot_id LIKE '.ingest-%'"))
         try:
             names = os.listdir(self.arrays_root)
         except OSError:
@@ -335,18 +340,23 @@ class Store:
         return sid
 
     def add_snapshot(self, reader) -> tuple[str, bool]:
-        """Store a snapshot streamed chunk by chunk, in one transaction;
-        returns (snapshot_id, created), created False when the same content
-        was already there (nothing is then added).
+        """Store a snapshot streamed chunk by chunk; returns (snapshot_id,
+        created), created False when the same content was already there
+        (nothing is then added).
 
         ``reader`` is a :class:`~engine.snapshot.SnapshotReader` (or anything
         with its ``chunks()``, and after them ``snapshot_id``, ``source``,
         ``vocab``, ``df``, ``n_docs``, ``n_tokens``, ``n_sites``).  Documents
-        are inserted as they come under a temporary id, and the token arrays
-        appended to files in a temporary folder; once the id is known (the
-        hash of the whole content) the rows take it and the folder is renamed
-        into place before the commit.  Any failure rolls the rows back and
-        removes the folder: the store keeps what it had.
+        are inserted as they come under a temporary id, one transaction per
+        chunk (DuckDB would otherwise hold the whole snapshot's text in
+        memory until the commit: 8 bytes per token, 8.6 GB of a 1B-token
+        ingest), and the token arrays appended to files in a temporary
+        folder.  Once the id is known (the hash of the whole content), one
+        last transaction gives the rows that id, adds the snapshot and renames
+        the folder into place: only then does the snapshot exist.  Any
+        failure deletes the rows and removes the folder, and a kill -9 leaves
+        them to the next writer (:meth:`_clean_leftovers`): the store keeps
+        what it had.
         """
         tmp_id = f".ingest-{uuid.uuid4().hex}"
         tmp = os.path.join(self.arrays_root, f".tmp-{uuid.uuid4().hex}")
@@ -358,34 +368,40 @@ class Store:
         dtypes = {"tokens": np.int32, "doc_offsets": np.int64, "span_start": np.int32, "span_end": np.int32}
         writers = {name: NpyAppender(os.path.join(tmp, name + ".npy"), dtypes[name]) for name in ARRAY_NAMES}
         final = None
+        pos = {"base": 0, "doc_index": 0}
 
-        def write(cur):
-            nonlocal final
-            writers["doc_offsets"].append(np.zeros(1, np.int64))
-            base, doc_index = 0, 0
-            for chunk in reader.chunks():
-                n = chunk.table.num_rows
-                ends = base + np.cumsum(chunk.n_tokens)
-                docs = pa.table({
-                    "doc_index": pa.array(np.arange(doc_index, doc_index + n, dtype=np.int32)),
-                    "doc_id": chunk.table.column("doc_id"),
-                    "site": chunk.table.column("site"),
-                    "url": chunk.table.column("url"),
-                    "text": chunk.table.column("text"),
-                    "n_tokens": pa.array(chunk.n_tokens),
-                    "token_start": pa.array(ends - chunk.n_tokens),
-                })
+        def add_chunk(chunk):
+            # each chunk is its own transaction, under the temporary id: DuckDB
+            # then holds one chunk's text, never the whole snapshot's
+            n = chunk.table.num_rows
+            ends = pos["base"] + np.cumsum(chunk.n_tokens)
+            docs = pa.table({
+                "doc_index": pa.array(np.arange(pos["doc_index"], pos["doc_index"] + n, dtype=np.int32)),
+                "doc_id": chunk.table.column("doc_id"),
+                "site": chunk.table.column("site"),
+                "url": chunk.table.column("url"),
+                "text": chunk.table.column("text"),
+                "n_tokens": pa.array(chunk.n_tokens),
+                "token_start": pa.array(ends - chunk.n_tokens),
+            })
+
+            def write(cur):
                 cur.register("_docs", docs)
                 cur.execute("INSERT INTO documents SELECT ? AS snapshot_id, * FROM _docs", [tmp_id])
                 cur.unregister("_docs")
-                writers["tokens"].append(chunk.tokens)
-                writers["span_start"].append(chunk.span_start)
-                writers["span_end"].append(chunk.span_end)
-                writers["doc_offsets"].append(ends)
-                base = int(ends[-1]) if n else base
-                doc_index += n
-            for w in writers.values():
-                w.close()
+
+            self._write(write)
+            writers["tokens"].append(chunk.tokens)
+            writers["span_start"].append(chunk.span_start)
+            writers["span_end"].append(chunk.span_end)
+            writers["doc_offsets"].append(ends)
+            pos["base"] = int(ends[-1]) if n else pos["base"]
+            pos["doc_index"] += n
+
+        def finish(cur):
+            # one transaction: the rows take the snapshot's id, its vocabulary
+            # and row go in, the arrays folder takes its place
+            nonlocal final
             sid = reader.snapshot_id
             if cur.execute("SELECT count(*) FROM snapshots WHERE snapshot_id = ?", [sid]).fetchone()[0]:
                 raise _AlreadyStored(sid)
@@ -409,17 +425,30 @@ class Store:
             os.replace(tmp, final)
             return sid
 
+        def drop_rows():
+            # the chunks already committed under the temporary id go (a kill -9
+            # leaves them to the next writer: _clean_leftovers)
+            with contextlib.suppress(BoilerscopeError, duckdb.Error):
+                self._write(lambda cur: cur.execute("DELETE FROM documents WHERE snapshot_id = ?", [tmp_id]))
+
         try:
-            return self._write(write), True
+            writers["doc_offsets"].append(np.zeros(1, np.int64))
+            for chunk in reader.chunks():
+                add_chunk(chunk)
+            for w in writers.values():
+                w.close()
+            return self._write(finish), True
         except _AlreadyStored as exc:
             shutil.rmtree(tmp, ignore_errors=True)
+            drop_rows()
             return exc.args[0], False
         except BaseException as exc:
             for w in writers.values():
                 w.discard()
-            shutil.rmtree(tmp, ignore_errors=True)
+            shutil.rmtree(tmp, ignore_errors=True)  # first: it frees the disk the DELETE may need
             if final is not None:
                 shutil.rmtree(final, ignore_errors=True)
+            drop_rows()
             if isinstance(exc, OSError):
                 raise BoilerscopeError(f"cannot write the token arrays in {self.arrays_root} "
                                        f"({exc.strerror or exc}); nothing was stored: free some disk "

@@ -465,3 +465,38 @@ def test_two_processes_mining_one_store_at_once(tmp_path):
             assert "in use" in err and len(err.strip().splitlines()) == 1
     _, runs, _, _ = store_state(tmp_path / "boilerscope.duckdb")
     assert len(runs) == statuses.count(0)
+
+
+def test_chunks_of_an_unfinished_ingest_are_removed(cli, tmp_path):
+    """Ingest commits its documents chunk by chunk under a temporary id (DuckDB
+    then never holds a whole snapshot's text); a failed ingest deletes them at
+    once, and those a kill -9 left go at the next writable open."""
+    import shutil
+    from engine.snapshot import SnapshotReader
+    snap = corpus(tmp_path)
+    assert cli("ingest", snap, "--quiet")[0] == 0
+    db = str(tmp_path / "boilerscope.duckdb")
+    before = store_state(db)
+
+    class Failing(SnapshotReader):
+        def chunks(self, prefetch=True):
+            yield from super().chunks(prefetch=False)
+            raise BoilerscopeError("the source went away")
+
+    folder = tmp_path / "shards"
+    folder.mkdir()
+    for k in range(3):
+        shutil.copy(snap, folder / f"part-{k}.parquet")
+    with Store(db) as st:
+        with pytest.raises(BoilerscopeError, match="went away"):
+            st.add_snapshot(Failing(str(folder), _chunk_rows=7))
+        assert st.scalar("SELECT count(*) FROM documents WHERE snapshot_id LIKE '.ingest-%'") == 0
+        # what a kill -9 between two chunks leaves behind
+        st._write(lambda cur: cur.execute(
+            "INSERT INTO documents(snapshot_id, doc_index, doc_id, site, url, text, n_tokens, token_start)"
+            " VALUES ('.ingest-dead', 0, 1, 's', NULL, 'x', 1, 0)"))
+    assert store_state(db)[2] == before[2] + 1
+    assert cli("runs")[0] == 0  # read-only: left alone
+    assert cli("mine", "boilerscope.duckdb", "--sigma", 2, "--quiet")[0] == 0
+    assert store_state(db)[:1] == before[:1] and store_state(db)[2] == before[2]
+    assert leftovers(tmp_path) == []
