@@ -142,14 +142,7 @@ def eaters():
 eaters()
 
 # -- phrase detail ---------------------------------------------------------
-pid = state.get("phrase")
-row = phrase_row(s.path, run_id, int(pid)) if pid is not None else None
-if row is None:
-    if not ids:
-        st.info("No phrase matches.")
-        st.stop()
-    row = phrase_row(s.path, run_id, ids[0])
-    state.put("phrase", row["phrase_id"])
+row = widgets.opened(lambda i: phrase_row(s.path, run_id, i), ids, "phrase", "phrase")
 pid = int(row["phrase_id"])
 state.share()
 labels = dict(zip(ids, table["phrase"].to_list()))

@@ -118,14 +118,7 @@ def table_view():
 table_view()
 
 # -- template detail ---------------------------------------------------------
-tid = state.get("template")
-row = template_row(s.path, run_id, int(tid)) if tid is not None else None
-if row is None:
-    if not ids:
-        st.info("No template matches.")
-        st.stop()
-    row = template_row(s.path, run_id, ids[0])
-    state.put("template", row["template_id"])
+row = widgets.opened(lambda i: template_row(s.path, run_id, i), ids, "template", "template")
 tid = int(row["template_id"])
 state.share()
 labels = dict(zip(ids, table["template"].to_list()))

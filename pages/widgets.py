@@ -7,6 +7,20 @@ import streamlit as st
 from pages import state
 
 
+def opened(fetch, ids: list, key: str, what: str) -> dict:
+    """The row of the item opened (view-state ``key``), else of the table's
+    first (then written to ``key``); stops the page when there is none."""
+    current = state.get(key)
+    row = fetch(int(current)) if current is not None else None
+    if row is None:
+        if not ids:
+            st.info(f"No {what} matches.")
+            st.stop()
+        row = fetch(ids[0])
+        state.put(key, row[f"{key}_id"])
+    return row
+
+
 def detail_picker(label: str, ids: list, labels: dict, current: int, prefix: str, key: str) -> None:
     """A picker of the item opened (by id, never by its label); choosing one
     writes view-state ``key``."""
