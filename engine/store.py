@@ -86,6 +86,9 @@ CREATE TABLE IF NOT EXISTS boilerscope_meta(key VARCHAR PRIMARY KEY, value VARCH
 INSERT OR IGNORE INTO boilerscope_meta VALUES ('format', 'boilerscope-store'), ('version', '1');
 """.replace("{DECISIONS_COLUMNS}", DECISIONS_COLUMNS)
 
+#: The write-ahead log's size that triggers a checkpoint (DuckDB's default is 16 MB).
+CHECKPOINT_BYTES = 256 << 20
+
 #: The tables of a store; a file holding any other table is not ours.
 TABLES = ("snapshots", "documents", "vocabulary", "runs", "run_phrases", "run_occurrences",
           "run_documents", "run_spans", "run_templates", "run_template_occurrences", "dedup_runs",
@@ -204,7 +207,12 @@ class Store:
 
     def _connect(self, read_only: bool):
         try:
-            return duckdb.connect(self.path, read_only=read_only)
+            con = duckdb.connect(self.path, read_only=read_only)
+            if not read_only:
+                # ingest commits a chunk at a time: checkpoint every 256 MB of
+                # log, not every 16 MB (100M tokens: 28.9 s to 21.5 s, same memory)
+                con.execute(f"SET checkpoint_threshold = '{CHECKPOINT_BYTES >> 20}MB'")
+            return con
         except duckdb.IOException as exc:
             msg = str(exc)
             if "lock" in msg.lower():
