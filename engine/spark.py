@@ -146,10 +146,10 @@ def count_windows(batches, L: int):
 def segments(batches, L: int, frequent):
     """Step 3's map: per document its id, site, url, token count and
     segments (the tokens of each, joined by spaces)."""
+    F = frequent.value if hasattr(frequent, "value") else frequent  # a broadcast: read once per partition
     for b in batches:
         doc_id, text, sites, urls = _normalize(b)
         tk = _tokenize(text)
-        F = frequent.value if hasattr(frequent, "value") else frequent
         h, starts = window_hashes(token_hashes(tk.vocab)[tk.tokens], tk.doc_offsets, L)
         n = tk.tokens.shape[0]
         hit = starts[np.isin(h, F)] if h.shape[0] else starts
@@ -309,10 +309,9 @@ def read_documents(spark, source: str, offsets: dict):
 def mine_spark(source: str, sigma, min_len: int, out: str, master: str = DEFAULT_MASTER, spark=None,
                progress=None) -> dict:
     """Mine ``source`` on Spark; writes the result files to ``out`` and returns the summary."""
-    from .api import check_min_len, parse_sigma
+    from .api import check_min_len, parse_sigma, phrase_frames
     from .bloomspan import mine_tokens
     from .files import write_result_set
-    from .api import phrase_frames
     t0 = time.perf_counter()
     min_len = check_min_len(min_len)
     parse_sigma(sigma, 0)
