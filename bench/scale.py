@@ -1,15 +1,18 @@
 """Scale bench (issue 8; ``make bench-scale``, not in CI).
 
-    python bench/scale.py [--sizes 100M 300M 1B] [--keep]
+    python bench/scale.py [--sizes 100M 300M 1B] [--memory 8GB] [--keep] [--reuse]
 
 For each size: a generated web-like corpus in Parquet shards
 (``bench/scale_corpus.py``, cached in bench/work/scale/), then ``boilerscope
 ingest`` of the shards into a fresh store and ``boilerscope mine`` of the
 store (sigma 20, L 10, ``--out``), each in its own process: wall time, peak
 RSS of that process (``wait4``), the stage timings from summary.json, and
-the disk the store takes.  The log-log slope of mining time against tokens
-is fitted over the sizes.  Results: bench/results/scale.json and .md.  The
-store of a size is deleted after its run unless ``--keep``.
+the disk the store takes.  ``mine`` runs with ``--memory`` (default 8GB, the
+issue's budget): a size that does not fit is mined out of core.  The log-log
+slope of mining time against tokens is fitted over the sizes.  Results:
+bench/results/scale.json and .md.  The store of a size is deleted after its
+run unless ``--keep``; ``--reuse`` mines a kept store again without
+ingesting (its ingest figures are the previous run's, from scale.json).
 """
 from __future__ import annotations
 
@@ -55,10 +58,17 @@ def slope(xs, ys) -> float:
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", nargs="+", default=["100M", "300M", "1B"])
+    ap.add_argument("--memory", default="8GB")
     ap.add_argument("--keep", action="store_true")
+    ap.add_argument("--reuse", action="store_true")
     a = ap.parse_args()
     work = os.path.join(HERE, "work", "scale")
     rows = []
+    results = os.path.join(HERE, "results", "scale.json")
+    previous = {}
+    if os.path.exists(results):
+        with open(results) as fh:
+            previous = {r["size"]: r for r in json.load(fh)}
     for label in a.sizes:
         n = size(label)
         shards = os.path.join(work, f"corpus-{label}")
@@ -68,20 +78,24 @@ def main():
             os.rename(shards + ".tmp", shards)
             print(f"{label}: generated in {time.perf_counter() - t:.0f} s", flush=True)
         db = os.path.join(work, f"store-{label}.duckdb")
-        for path in (db, db + ".wal"):
-            if os.path.exists(path):
-                os.remove(path)
-        shutil.rmtree(db + ".arrays", ignore_errors=True)
         out = os.path.join(work, f"out-{label}")
-        ing_s, ing_rss = child(["ingest", shards, "--db", db, "--quiet"])
+        if a.reuse and os.path.exists(db) and label in previous:
+            ing_s, ing_rss = previous[label]["ingest_seconds"], previous[label]["ingest_peak_rss"]
+        else:
+            for path in (db, db + ".wal"):
+                if os.path.exists(path):
+                    os.remove(path)
+            shutil.rmtree(db + ".arrays", ignore_errors=True)
+            ing_s, ing_rss = child(["ingest", shards, "--db", db, "--quiet"])
         print(f"{label}: ingest {ing_s:.0f} s, {ing_rss / 2**30:.2f} GiB", flush=True)
-        mine_s, mine_rss = child(["mine", db, "--sigma", "20", "--min-len", "10", "--out", out, "--quiet"])
+        mine_s, mine_rss = child(["mine", db, "--sigma", "20", "--min-len", "10", "--out", out, "--quiet",
+                                  "--memory", a.memory])
         with open(os.path.join(out, "summary.json")) as fh:
             summary = json.load(fh)
         row = {"size": label, "tokens": summary["tokens"], "documents": summary["documents"],
                "ingest_seconds": ing_s, "ingest_peak_rss": ing_rss, "mine_seconds": mine_s, "mine_peak_rss": mine_rss,
                "mining_seconds": summary["seconds"].get("mining"), "stages": summary["seconds"],
-               "coverage": summary["coverage"], "phrases": summary["phrases"],
+               "coverage": summary["coverage"], "phrases": summary["phrases"], "memory": summary.get("memory"),
                "store_bytes": os.path.getsize(db) + disk(db + ".arrays"),
                "shard_bytes": disk(shards)}
         rows.append(row)
@@ -92,17 +106,20 @@ def main():
                 if os.path.exists(path):
                     os.remove(path)
             shutil.rmtree(db + ".arrays", ignore_errors=True)
-        with open(os.path.join(HERE, "results", "scale.json"), "w") as fh:
+        with open(results, "w") as fh:
             json.dump(rows, fh, indent=1)
     lines = ["Generated web-like corpora in 20M-token Parquet shards; sigma 20, L 10; one run per size, each "
-             "command its own process; peak RSS of that process (wait4):", "",
-             "| tokens | documents | ingest s | M tokens/s | ingest peak RSS | mine s (mining kernels) | "
+             f"command its own process; peak RSS of that process (wait4); mine --memory {a.memory}:", "",
+             "| tokens | documents | ingest s | M tokens/s | ingest peak RSS | mine path | mine s (mining kernels) | "
              "ns/token mined | mine peak RSS | bytes/token (mine RSS) | store on disk | coverage |",
-             "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+             "|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
+        m = r.get("memory") or {}
+        path = (f"out of core ({m.get('chunks')} chunks, {m.get('groups')} groups)" if m.get("out_of_core")
+                else "in memory")
         lines.append(
             f"| {r['tokens'] / 1e6:,.0f}M | {r['documents']:,} | {r['ingest_seconds']:.0f} | "
-            f"{r['tokens'] / r['ingest_seconds'] / 1e6:.1f} | {r['ingest_peak_rss'] / 2**30:.2f} GiB | "
+            f"{r['tokens'] / r['ingest_seconds'] / 1e6:.1f} | {r['ingest_peak_rss'] / 2**30:.2f} GiB | {path} | "
             f"{r['mine_seconds']:.0f} ({r['mining_seconds']:.0f}) | {1e9 * r['mine_seconds'] / r['tokens']:.0f} | "
             f"{r['mine_peak_rss'] / 2**30:.2f} GiB | {r['mine_peak_rss'] / r['tokens']:.1f} | "
             f"{r['store_bytes'] / 2**30:.1f} GiB | {100 * r['coverage']:.1f}% |")

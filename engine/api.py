@@ -25,6 +25,7 @@ from .bloomspan import mine_tokens
 from .errors import BoilerscopeError
 from .fhk import mine_tokens_fhk
 from .files import ResultSet, atomic_file
+from .memory import Pager, budget as memory_budget, plan as memory_plan
 from .shape import choose_algorithm
 from .kernels import bloomspan as KB
 from .kernels import coverage as KC
@@ -148,7 +149,7 @@ def _remove_store(db: str, arrays: bool) -> None:
         shutil.rmtree(db + ".arrays", ignore_errors=True)
 
 
-def _warm_up(miner=None, sigma: int = 2) -> float:
+def _warm_up(miner=None, sigma: int = 2, out_of_core: bool = False) -> float:
     """Compile (or load from numba's cache) the kernels of one miner on a tiny
     input, with read-only arrays as a store's memory-mapped arrays are: numba
     compiles read-only and writable arrays apart, and warming the writable
@@ -158,7 +159,11 @@ def _warm_up(miner=None, sigma: int = 2) -> float:
     offsets = np.array([0, 2, 4], np.int64)
     for a in (tokens, offsets):
         a.flags.writeable = False
-    (miner or mine_tokens)(tokens, offsets, 2, sigma, 2, workers=1, filter_bytes=1 << 10)
+    if out_of_core:  # its chunk views: read-only tokens, fresh offsets
+        for min_len in (2, 3):
+            mine_tokens(tokens, offsets, 2, sigma, min_len, workers=1, filter_bytes=1 << 10, memory=1)
+    else:
+        (miner or mine_tokens)(tokens, offsets, 2, sigma, 2, workers=1, filter_bytes=1 << 10)
     return time.perf_counter() - t
 
 
@@ -226,7 +231,7 @@ def mine(source: str, sigma=DEFAULT_SIGMA, min_len=DEFAULT_MIN_LEN, *,
          algo: str = DEFAULT_ALGO, db: str | None = None, out: str | None = None,
          snapshot: str | None = None, progress: bool = False,
          workers: int | None = None, store: Store | None = None,
-         templates: bool = False, max_slot: int = DEFAULT_MAX_SLOT) -> Run:
+         templates: bool = False, max_slot: int = DEFAULT_MAX_SLOT, memory=None) -> Run:
     """Mine a snapshot file or a store, record the run, optionally write files.
 
     Parameters
@@ -260,6 +265,10 @@ def mine(source: str, sigma=DEFAULT_SIGMA, min_len=DEFAULT_MIN_LEN, *,
         templates.parquet, template_occurrences.parquet and spans.parquet.
     max_slot : int
         W, the most tokens a slot stands for (1..16).
+    memory : int or str, optional
+        The memory budget (``"8GB"``; default ``$BOILERSCOPE_MEMORY``, else
+        half the machine's memory): a snapshot whose in-memory run would not
+        fit is mined out of core (:mod:`engine.outofcore`), same answer.
 
     Returns
     -------
@@ -267,6 +276,7 @@ def mine(source: str, sigma=DEFAULT_SIGMA, min_len=DEFAULT_MIN_LEN, *,
     """
     t_start = time.perf_counter()
     min_len = check_min_len(min_len)
+    mem_budget = memory_budget(memory)
     max_slot = check_max_slot(max_slot)
     parse_sigma(sigma, 0)  # a bad sigma fails before anything is ingested
     if algo not in ALGOS:
@@ -290,17 +300,27 @@ def mine(source: str, sigma=DEFAULT_SIGMA, min_len=DEFAULT_MIN_LEN, *,
         timings["load"] = time.perf_counter() - t
 
         t = time.perf_counter()
+        budget_plan = memory_plan(int(tokens.shape[0]), mem_budget)
         choice = {}
         used = algo
+        if budget_plan.out_of_core and algo == "fhk":
+            raise BoilerscopeError(
+                f"--algo fhk holds the whole snapshot in memory ({tokens.shape[0]:,} tokens do not fit "
+                f"--memory {mem_budget:,} bytes); use --algo bloomspan or raise --memory")
         if algo == "auto":
-            used, choice = choose_algorithm(tokens, doc_offsets, sigma_n, min_len)
+            if budget_plan.out_of_core:
+                used, choice = "bloomspan", {"out_of_core": True}
+            else:
+                used, choice = choose_algorithm(tokens, doc_offsets, sigma_n, min_len)
         timings["choose"] = time.perf_counter() - t
         miner = mine_tokens_fhk if used == "fhk" else mine_tokens
-        compile_s = _warm_up(miner, 1 if sigma_n == 1 else 2)
+        compile_s = _warm_up(miner, 1 if sigma_n == 1 else 2, budget_plan.out_of_core)
         t = time.perf_counter()
+        kwargs = {"memory": mem_budget} if miner is mine_tokens else {}
         with Progress("mine", total=1.0, enabled=progress is True) as bar:
             res = miner(tokens, doc_offsets, len(vocab), sigma_n, min_len,
-                        workers=workers, progress=progress if callable(progress) else bar.stage)
+                        workers=workers, progress=progress if callable(progress) else bar.stage, **kwargs)
+        memory_used = res.stats.pop("memory", None) or budget_plan.as_dict()
         mining = time.perf_counter() - t
         timings.update(res.stats.pop("timings"))
         timings["mining"] = mining  # the miner's stages together (the kernels' time)
@@ -313,6 +333,9 @@ def mine(source: str, sigma=DEFAULT_SIGMA, min_len=DEFAULT_MIN_LEN, *,
         sites = cov.sites_frame(documents)
         spans = cov.spans_frame(doc_offsets, arrays.span_start, arrays.span_end,
                                 res.rng_pos, res.rng_len, res.rng_node)
+        if budget_plan.out_of_core:  # the pages the results read
+            for arr in (arrays.tokens, arrays.span_start, arrays.span_end):
+                Pager(arr).release()
         run_docs = pl.DataFrame({"doc_index": np.arange(n_docs, dtype=np.int32),
                                  "covered_tokens": res.covered.astype(np.int64)})
         timings["results"] = time.perf_counter() - t
@@ -367,6 +390,7 @@ def mine(source: str, sigma=DEFAULT_SIGMA, min_len=DEFAULT_MIN_LEN, *,
             "filter_bytes": res.stats["filter_bytes"],
             "explaining_phrases": res.stats["nodes"],
             "compile_seconds": round(compile_s, 4),
+            "memory": memory_used,
         }
         if templates:
             summary["templates"] = {

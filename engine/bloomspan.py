@@ -104,7 +104,10 @@ document, next and previous token), the filter (``filter_bytes`` per worker),
 and per worker scratch of O(vocabulary + largest seed): a node's children are
 moved down onto its own dead slice of the work buffer, so a path of nested
 nodes never stacks their occurrence lists (it took k^2/2 entries on a run of
-k copies).
+k copies).  When this does not fit the run's memory budget
+(:mod:`engine.memory`), the same steps run out of core
+(:mod:`engine.outofcore`: chunks of documents, one group of first tokens
+bucketed and grown at a time), with the same answer.
 
 References
 ----------
@@ -130,6 +133,7 @@ import numpy as np
 from .config import KERNEL_LOCK, default_workers
 from .kernels import bloomspan as K
 from .kernels import coverage as C
+from .memory import plan as memory_plan
 from .result import OUTPUT_FIELDS, MiningResult, canonical, check_input  # noqa: F401  (the shared contract)
 
 log = logging.getLogger(__name__)
@@ -250,7 +254,7 @@ class _Stages:
 
 
 def mine_tokens(tokens, doc_offsets, vocab_size: int, sigma: int, min_len: int,
-                *, workers: int | None = None, filter_bytes: int | None = None,
+                *, workers: int | None = None, filter_bytes: int | None = None, memory=None,
                 progress=None, _chunks: int | None = None, _buffer_start: int | None = None) -> MiningResult:
     """Mine the maximal frequent phrases and the coverage of a token array.
 
@@ -270,6 +274,10 @@ def mine_tokens(tokens, doc_offsets, vocab_size: int, sigma: int, min_len: int,
         Threads for the counting filter and the growth (1 = the serial twin).
     filter_bytes : int, optional
         Counters per worker (a power of two); default :func:`filter_bytes_for`.
+    memory : int or str, optional
+        The memory budget (bytes or a size such as ``"8GB"``; default
+        :func:`engine.memory.budget`).  When the in-memory steps do not fit,
+        they run out of core (:mod:`engine.outofcore`), with the same answer.
     progress : callable(str, float) or None
         Called with a stage name and the fraction done.
     _chunks, _buffer_start : int, optional
@@ -295,6 +303,16 @@ def mine_tokens(tokens, doc_offsets, vocab_size: int, sigma: int, min_len: int,
     stats: dict = {"workers": workers, "filter_bytes": fbytes}
     stage = _Stages()
     report = progress or (lambda name, frac: None)
+    budget_plan = memory_plan(tokens.shape[0], memory)
+    if budget_plan.out_of_core:
+        from .outofcore import mine_out_of_core
+        with KERNEL_LOCK:
+            parts_out = mine_out_of_core(tokens, doc_offsets, vocab_size, sigma, min_len, workers, fbytes,
+                                         budget_plan, stats, stage, report, _chunks, _buffer_start)
+            with stage("coverage"):
+                merged, covered, kept = _coverage(parts_out, tokens.shape[0], doc_offsets)
+        return _result(merged, covered, kept, stats, stage)
+    stats["memory"] = budget_plan.as_dict()
     parts = _split_docs(doc_offsets, workers)
     with KERNEL_LOCK:
         with stage("word_filter"):
@@ -319,6 +337,10 @@ def mine_tokens(tokens, doc_offsets, vocab_size: int, sigma: int, min_len: int,
                               report, _chunks, _buffer_start)
         with stage("coverage"):
             merged, covered, kept = _coverage(parts_out, tokens.shape[0], doc_offsets)
+    return _result(merged, covered, kept, stats, stage)
+
+
+def _result(merged, covered, kept, stats, stage) -> MiningResult:
     stats["nodes"] = int(merged["node_rep"].shape[0])
     stats["phrases"] = int(merged["node_max"].sum())
     stats["timings"] = stage.timings
@@ -397,34 +419,39 @@ def _buckets(tokens, doc_offsets, parts, keep, first_counts, vocab_size, stats):
         fills.append(acc.copy())
         acc += fc
     run_parallel(lambda ir: K.bucket_by_first(tokens, doc_offsets, ir[1][0], ir[1][1], keep,
-                                              fills[ir[0]], pos, doc, nxt, prv), list(enumerate(parts)))
+                                              fills[ir[0]], pos, doc, nxt, prv, 0, vocab_size, 0, 0),
+                 list(enumerate(parts)))
     return pos, doc, nxt, prv, first_start
 
 
-def _seeds(buckets, sigma, vocab_size, workers, stats):
+def _seeds(buckets, sigma, vocab_size, workers, stats, a_range=None):
     """Steps 4-5: exact seeds (regrouped by second token, df counted, filter
-    false positives and left-uniform seeds dropped), ordered by psi."""
+    false positives and left-uniform seeds dropped), ordered by psi.
+
+    ``a_range`` restricts the buckets to first tokens ``[a_lo, a_hi)`` (the
+    out-of-core path's groups); the counts are added to ``stats``."""
     pos, doc, nxt, prv, first_start = buckets
+    a_lo, a_hi = a_range or (0, vocab_size)
     # disjoint first-token ranges of about equal size, one per worker
-    cuts = [0] + [int(np.searchsorted(first_start, first_start[-1] * i // workers))
-                  for i in range(1, workers)] + [vocab_size]
+    lo_n, hi_n = int(first_start[a_lo]), int(first_start[a_hi])
+    cuts = [a_lo] + [min(max(int(np.searchsorted(first_start, lo_n + (hi_n - lo_n) * i // workers)), a_lo), a_hi)
+                     for i in range(1, workers)] + [a_hi]
     ranges = [(cuts[i], cuts[i + 1]) for i in range(workers) if cuts[i] < cuts[i + 1]]
     outs = run_parallel(lambda r: K.split_seeds(pos, doc, nxt, prv, first_start, r[0], r[1],
                                                 sigma, vocab_size), ranges)
     seed_lo, seed_hi, seed_df, seed_a, seed_b = (
         np.concatenate([o[i] for o in outs]) if outs else np.zeros(0, np.int64) for i in range(5))
-    stats["seed_occurrences"] = int(sum(o[5] for o in outs))
-    stats["false_positive_occurrences"] = int(sum(o[6] for o in outs))
-    stats["seeds"] = int(seed_lo.shape[0])
-    stats["seeds_pruned_left"] = int(sum(o[7] for o in outs))
-    stats["seed_occurrences_pruned_left"] = int(sum(o[8] for o in outs))
+    for key, i in (("seed_occurrences", 5), ("false_positive_occurrences", 6),
+                   ("seeds_pruned_left", 7), ("seed_occurrences_pruned_left", 8)):
+        stats[key] = stats.get(key, 0) + int(sum(o[i] for o in outs))
+    stats["seeds"] = stats.get("seeds", 0) + int(seed_lo.shape[0])
     # order by psi = 2 * df desc, then token ids (deterministic)
     order = np.lexsort((seed_b, seed_a, -seed_df)).astype(np.int64)
     return (pos, doc, seed_lo, seed_hi, seed_df), order
 
 
 def _grow(tokens, doc_offsets, seeds, order, sigma, min_len, vocab_size, workers, report,
-          n_chunks=None, buffer_start=None) -> list[tuple]:
+          n_chunks=None, buffer_start=None, after_chunk=None) -> list[tuple]:
     """Steps 6-8: depth-first growth of the seeds, in strided chunks taken by
     the workers from a shared counter; one output tuple per chunk, in chunk
     order (so the merge does not depend on thread timing)."""
@@ -450,6 +477,8 @@ def _grow(tokens, doc_offsets, seeds, order, sigma, min_len, vocab_size, workers
             w.run(tokens, doc_offsets, seeds, chunks[ci], sigma, min_len)
             results[ci] = w.outputs()
             w.fresh_outputs()  # the outputs are kept by reference
+            if after_chunk is not None:
+                after_chunk()
             with lock:
                 state["done"] += 1
                 report("grow", state["done"] / n_chunks)

@@ -65,6 +65,9 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--max-slot", default=str(DEFAULT_MAX_SLOT),
                    help="with --templates: the most tokens a slot stands for, 1 to 16 (default %(default)s)")
     m.add_argument("--workers", type=_positive_int, default=None, help="threads (default: the cores)")
+    m.add_argument("--memory", default=None,
+                   help="memory budget such as 8GB or 512MB (default: $BOILERSCOPE_MEMORY, else half the "
+                        "machine's memory); a snapshot that does not fit is mined out of core, same answer")
     m.add_argument("--engine", default="local", choices=("local", "spark"),
                    help="local (default) or spark: the same job on Apache Spark (needs --out and a snapshot "
                         "file or shards; 'make install-spark')")
@@ -189,7 +192,7 @@ def _cmd_mine(args) -> int:
     run = mine(args.source, sigma=args.sigma, min_len=args.min_len, algo=args.algo,
                db=args.db, out=args.out, snapshot=args.snapshot,
                progress=not args.quiet, workers=args.workers, templates=args.templates,
-               max_slot=args.max_slot)
+               max_slot=args.max_slot, memory=args.memory)
     s = run.summary
     print(f"run {run.run_id}: {s['phrases']} phrases, {s['covered_tokens']} of {s['tokens']} tokens "
           f"covered ({100 * s['coverage']:.2f}%), sigma {s['sigma']}, L {s['min_len']}, {s['algo_used']}, "

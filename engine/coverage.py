@@ -22,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
+from .memory import gather
 
 
 def ranges_mask(n_tokens: int, starts, ends) -> np.ndarray:
@@ -85,13 +86,12 @@ def spans_frame(doc_offsets, span_start, span_end, rng_pos, rng_len, rng_node) -
     ln = np.asarray(rng_len, np.int64)
     doc = np.searchsorted(doc_offsets, pos, side="right") - 1
     base = doc_offsets[doc] if doc.shape[0] else np.zeros(0, np.int64)
-    ss = np.asarray(span_start)
-    se = np.asarray(span_end)
     return pl.DataFrame({
         "doc_index": doc.astype(np.int32),
         "token_start": (pos - base).astype(np.int32),
         "token_end": (pos + ln - base).astype(np.int32),
-        "char_start": ss[pos].astype(np.int32) if pos.shape[0] else np.zeros(0, np.int32),
-        "char_end": se[pos + ln - 1].astype(np.int32) if pos.shape[0] else np.zeros(0, np.int32),
+        # the span arrays are memory-mapped: read in blocks, pages given back
+        "char_start": gather(span_start, pos).astype(np.int32) if pos.shape[0] else np.zeros(0, np.int32),
+        "char_end": gather(span_end, pos + ln - 1).astype(np.int32) if pos.shape[0] else np.zeros(0, np.int32),
         "phrase_id": np.asarray(rng_node, np.int32),
     })

@@ -23,6 +23,7 @@ def main() -> None:
     for miner in (mine_tokens, mine_tokens_fhk):
         for sigma in (1, 2):
             _warm_up(miner, sigma)  # read-only arrays, as a store's
+    _warm_up(mine_tokens, 2, out_of_core=True)
     # writable arrays (the API on fresh arrays) and read-only ones (a store's
     # memory-mapped arrays): numba compiles the two kinds apart
     for writable in (True, False):
@@ -30,6 +31,7 @@ def main() -> None:
         offsets = np.array([0, 3, 6, 8], np.int64)
         tokens.flags.writeable = offsets.flags.writeable = writable
         mine_tokens(tokens, offsets, 3, 2, 2)
+        mine_tokens(tokens, offsets, 3, 2, 3, memory=1)  # out of core
         mine_tokens_fhk(tokens, offsets, 3, 2, 2)
         choose_algorithm(tokens, offsets, 2, 2)
         lz78_phrases(tokens, offsets, 8)

@@ -9,8 +9,9 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 
 
-def mine_token_lists(docs, sigma, min_len, workers=1):
-    """Mine documents given as token lists; answer as {phrase tuple: (df, occ)}."""
+def mine_token_lists(docs, sigma, min_len, workers=1, memory=None):
+    """Mine documents given as token lists; answer as {phrase tuple: (df, occ)}.
+    ``memory``: the budget (a tiny one forces the out-of-core path)."""
     from engine.bloomspan import mine_tokens
 
     vocab = {}
@@ -18,7 +19,7 @@ def mine_token_lists(docs, sigma, min_len, workers=1):
     flat = np.array([t for d in ids for t in d], np.int32)
     off = np.zeros(len(docs) + 1, np.int64)
     off[1:] = np.cumsum([len(d) for d in ids])
-    res = mine_tokens(flat, off, len(vocab), sigma, min_len, workers=workers)
+    res = mine_tokens(flat, off, len(vocab), sigma, min_len, workers=workers, memory=memory)
     inv = {v: k for k, v in vocab.items()}
     answer = {}
     for i in np.flatnonzero(res.node_max):

@@ -30,8 +30,10 @@ def toks(texts):
 
 @pytest.mark.parametrize("case", MINING, ids=[c["name"] for c in MINING])
 @pytest.mark.parametrize("workers", [1, 2])
-def test_contract_vectors(case, workers):
-    answer, covered, *_ = mine_token_lists(toks(case["documents"]), case["sigma"], case["min_len"], workers)
+@pytest.mark.parametrize("memory", [None, 1, 200], ids=["in-memory", "out-of-core-1B", "out-of-core-200B"])
+def test_contract_vectors(case, workers, memory):
+    answer, covered, *_ = mine_token_lists(toks(case["documents"]), case["sigma"], case["min_len"], workers,
+                                           memory)
     assert {" ".join(p): df for p, (df, _) in answer.items()} == {p: df for p, df in case["phrases"]}
     assert covered == case["covered_tokens_per_document"]
 
@@ -84,9 +86,12 @@ corpora = st.lists(
 
 
 @settings(max_examples=400, deadline=None)
-@given(corpora, st.integers(1, 4), st.integers(2, 4), st.sampled_from([1, 2]))
-def test_matches_brute_force(docs, sigma, min_len, workers):
-    answer, covered, res, flat, off = mine_token_lists(docs, sigma, min_len, workers)
+@given(corpora, st.integers(1, 4), st.integers(2, 4), st.sampled_from([1, 2]),
+       st.sampled_from([None, None, 1, 16, 100]))
+def test_matches_brute_force(docs, sigma, min_len, workers, memory):
+    """Both paths: in memory, and out of core under a tiny budget (chunks of
+    one document or a few, groups of one first token or a few)."""
+    answer, covered, res, flat, off = mine_token_lists(docs, sigma, min_len, workers, memory)
     exp_answer, exp_covered, masks = naive.mine(docs, sigma, min_len)
     assert answer == exp_answer
     assert covered == exp_covered

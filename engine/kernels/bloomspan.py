@@ -188,24 +188,31 @@ def count_first(tokens, doc_offsets, d_begin, d_end, keep, first_count):
 
 
 @njit(**NJIT)
-def bucket_by_first(tokens, doc_offsets, d_begin, d_end, keep, fill, pos, doc, nxt, prv):
+def bucket_by_first(tokens, doc_offsets, d_begin, d_end, keep, fill, pos, doc, nxt, prv,
+                    a_begin, a_end, pos_base, doc_base):
     """Step 3d: counting sort of the kept positions of documents
-    ``[d_begin, d_end)`` by first token.
+    ``[d_begin, d_end)`` by first token, for first tokens in
+    ``[a_begin, a_end)`` (all of them: ``0, vocab_size``).
 
     ``fill`` holds where this slice's entries of each bucket start (the
     bucket start plus the counts of the slices before it), so slices run in
     parallel into one array and positions stay increasing inside each bucket;
     ``nxt`` and ``prv`` keep the second token and the left neighbour (-1 at a
-    document start) so that step 4 reads them sequentially.
+    document start) so that step 4 reads them sequentially.  ``pos_base`` and
+    ``doc_base`` are added to the positions and documents written, so that a
+    chunk of the corpus (its own token view and offsets from 0) writes the
+    corpus' positions (the out-of-core path).
     """
     for d in range(d_begin, d_end):
         s = doc_offsets[d]
         for p in range(s, doc_offsets[d + 1]):
             if keep[p]:
                 a = tokens[p]
+                if a < a_begin or a >= a_end:
+                    continue
                 k = fill[a]
-                pos[k] = p
-                doc[k] = d
+                pos[k] = p + pos_base
+                doc[k] = d + doc_base
                 nxt[k] = tokens[p + 1]
                 prv[k] = tokens[p - 1] if p > s else -1
                 fill[a] = k + 1

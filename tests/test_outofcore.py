@@ -1,0 +1,153 @@
+"""Mining out of core (engine/outofcore.py, engine/memory.py): the same answer
+as in memory, checked against the brute-force oracle and the in-memory
+arrays, on token arrays and on stores ingested from shards of uneven sizes
+(memory-mapped, so the pages really are given back); the budget's syntax and
+its errors on the command line."""
+import json
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import naive
+from engine.api import mine
+from engine.bloomspan import mine_tokens
+from engine.errors import BoilerscopeError
+from engine.memory import IN_MEMORY_BYTES_PER_TOKEN, Pager, parse_size, plan
+from engine.outofcore import doc_chunks, first_token_groups
+from engine.result import OUTPUT_FIELDS
+from test_cli import assert_one_line_error
+from test_shards import cut, documents, write_parquet
+
+corpora = st.lists(st.lists(st.integers(0, 3), max_size=16), min_size=1, max_size=10)
+
+
+def arrays(docs):
+    flat = np.array([t for d in docs for t in d], np.int32)
+    off = np.zeros(len(docs) + 1, np.int64)
+    off[1:] = np.cumsum([len(d) for d in docs])
+    return flat, off
+
+
+def assert_same(a, b):
+    for name, _, _ in OUTPUT_FIELDS:
+        assert np.array_equal(getattr(a, name), getattr(b, name)), name
+    assert np.array_equal(a.covered, b.covered)
+
+
+@settings(max_examples=300, deadline=None)
+@given(corpora, st.integers(2, 4), st.integers(2, 4), st.sampled_from([1, 2]), st.integers(1, 400))
+def test_out_of_core_gives_the_in_memory_arrays(docs, sigma, min_len, workers, memory):
+    flat, off = arrays(docs)
+    inside = mine_tokens(flat, off, 4, sigma, min_len, workers=workers)
+    outside = mine_tokens(flat, off, 4, sigma, min_len, workers=workers, memory=memory, _buffer_start=2)
+    assert outside.stats["memory"]["out_of_core"] or flat.shape[0] * IN_MEMORY_BYTES_PER_TOKEN <= memory
+    assert_same(inside, outside)
+    for key in ("seeds", "seed_occurrences", "positions_after_bigram_filter", "positions_after_lgram_filter",
+                "false_positive_occurrences", "seeds_pruned_left", "words_frequent"):
+        assert inside.stats.get(key) == outside.stats.get(key), key
+    # and the definition itself
+    exp_answer, exp_covered, _ = naive.mine([[str(t) for t in d] for d in docs], sigma, min_len)
+    assert [int(c) for c in outside.covered] == exp_covered
+    assert int(outside.node_max.sum()) == len(exp_answer)
+
+
+def test_planted_phrases_many_chunks_and_groups():
+    from test_mining import planted_corpus
+    docs, phrases = planted_corpus()
+    vocab = {}
+    ids = [[vocab.setdefault(w, len(vocab)) for w in d] for d in docs]
+    flat, off = arrays(ids)
+    inside = mine_tokens(flat, off, len(vocab), 3, 3, workers=2)
+    outside = mine_tokens(flat, off, len(vocab), 3, 3, workers=2, memory=512)
+    mem = outside.stats["memory"]
+    assert mem["out_of_core"] and mem["chunks"] > 5 and mem["groups"] > 1, mem
+    assert_same(inside, outside)
+    assert int(outside.node_max.sum()) == len(phrases)
+
+
+def test_chunks_and_groups_cover_everything_once():
+    off = np.array([0, 0, 5, 6, 30, 31, 31, 40], np.int64)
+    for size in (1, 3, 6, 24, 100):
+        ranges = doc_chunks(off, size)
+        assert [d for a, b in ranges for d in range(a, b)] == list(range(7))
+        for a, b in ranges:  # within the size, unless one document is larger
+            assert b - a == 1 or off[b] - off[a] <= size
+    first_start = np.cumsum([0, 3, 0, 0, 9, 1, 1, 1, 0, 2])
+    for cap in (1, 2, 3, 5, 50):
+        groups = first_token_groups(first_start, cap)
+        covered = [a for lo, hi in groups for a in range(lo, hi) if first_start[a + 1] > first_start[a]]
+        assert covered == [a for a in range(9) if first_start[a + 1] > first_start[a]]
+        for lo, hi in groups:
+            assert hi - lo == 1 or first_start[hi] - first_start[lo] <= cap
+
+
+def test_sizes_and_plans():
+    assert parse_size("8GB") == 8 * 10**9
+    assert parse_size("512 MB") == 512 * 10**6
+    assert parse_size("1.5GiB") == 3 * 2**29
+    assert parse_size("1000") == 1000 and parse_size(77) == 77
+    for bad in ("", "8 parsecs", "-1GB", "0", "GB", "1e9"):
+        with pytest.raises(BoilerscopeError):
+            parse_size(bad)
+    assert not plan(10**6, "1GB").out_of_core
+    p = plan(10**9, "8GB")
+    assert p.out_of_core and p.chunk_tokens <= 64 << 20 and p.group_entries == 8 * 10**9 // 64
+
+
+def test_uneven_shards_in_a_store_out_of_core(tmp_path):
+    """Shards of uneven sizes, ingested into a store (memory-mapped arrays),
+    mined in memory and out of core: the same files, equal to the oracle."""
+    docs = documents(400, seed=11)
+    (tmp_path / "shards").mkdir()
+    for i, part in enumerate(cut(docs, [1, 230, 9, 0, 77])):
+        if part:
+            write_parquet(tmp_path / "shards" / f"part-{i}.parquet", part, row_group=13)
+    inside = mine(str(tmp_path / "shards"), 4, 3, db=str(tmp_path / "a.duckdb"), out=str(tmp_path / "a"))
+    outside = mine(str(tmp_path / "shards"), 4, 3, db=str(tmp_path / "b.duckdb"), out=str(tmp_path / "b"),
+                   memory="2KB")
+    mem = outside.summary["memory"]
+    assert mem["out_of_core"] and mem["mapped"] and mem["chunks"] > 10 and mem["releases"] > 10, mem
+    assert not inside.summary["memory"]["out_of_core"]
+    for name in ("phrases.parquet", "documents.parquet", "sites.parquet"):
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes(), name
+    tokens = [naive.tokenize(d["text"])[0] for d in docs]
+    answer, covered, _ = naive.mine(tokens, 4, 3)
+    assert outside.phrases.height == len(answer)
+    assert outside.documents.sort("doc_id")["covered_tokens"].to_list() == covered
+    summary = json.loads((tmp_path / "b" / "summary.json").read_text())
+    assert summary["memory"]["budget_bytes"] == 2000 and summary["algo_used"] == "bloomspan"
+
+
+def test_pager_gives_back_the_pages_of_a_mapped_file(tmp_path):
+    from engine.memory import resident_bytes
+    path = tmp_path / "a.npy"
+    np.save(path, np.arange(16 << 20, dtype=np.int32))  # 64 MiB
+    arr = np.load(path, mmap_mode="r")
+    pager = Pager(np.ascontiguousarray(arr[5:]))
+    assert pager.mapped and not Pager(np.zeros(3)).mapped
+    before = resident_bytes()
+    assert int(arr.sum()) > 0
+    touched = resident_bytes()
+    pager.release()
+    assert touched - before > 48 << 20
+    assert resident_bytes() < touched - (48 << 20)
+    assert int(arr[-1]) == (16 << 20) - 1  # the file is still there
+
+
+def test_memory_on_the_command_line(cli, tmp_path, monkeypatch):
+    write_parquet(tmp_path / "s.parquet", documents(60, seed=2))
+    status, out, err = cli("mine", "s.parquet", "--sigma", 3, "--memory", "1KB", "--out", "r", "--quiet")
+    assert status == 0, err
+    assert json.loads((tmp_path / "r" / "summary.json").read_text())["memory"]["out_of_core"]
+    for bad in ("lots", "0"):
+        assert_one_line_error(*cli("mine", "s.parquet", "--memory", bad, "--quiet"), "--memory")
+    assert_one_line_error(*cli("mine", "s.parquet", "--algo", "fhk", "--memory", "1KB", "--quiet"),
+                          "fhk", "--memory")
+    monkeypatch.setenv("BOILERSCOPE_MEMORY", "plenty")
+    assert_one_line_error(*cli("mine", "s.parquet", "--quiet"), "BOILERSCOPE_MEMORY")
+    monkeypatch.setenv("BOILERSCOPE_MEMORY", "1KB")
+    status, out, err = cli("mine", "s.parquet", "--sigma", 3, "--db", "e.duckdb", "--out", "e", "--quiet")
+    assert status == 0, err
+    assert json.loads((tmp_path / "e" / "summary.json").read_text())["memory"]["budget_bytes"] == 1000
