@@ -56,7 +56,8 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--algo", default=DEFAULT_ALGO, choices=ALGOS,
                    help="auto (default: fhk on long periodic runs, else bloomspan), bloomspan, "
                         "or fhk, the suffix-array baseline")
-    m.add_argument("--db", default="boilerscope.duckdb", help="the store (default: %(default)s)")
+    m.add_argument("--db", default=None, help="the store (default: boilerscope.duckdb; with --engine spark: "
+                                              "none unless given)")
     m.add_argument("--snapshot", default=None, help="snapshot id in a store holding several (default: latest)")
     m.add_argument("--out", default=None, help="folder for phrases/documents/sites.parquet and summary.json")
     m.add_argument("--templates", action="store_true",
@@ -69,8 +70,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="memory budget such as 8GB or 512MB (default: $BOILERSCOPE_MEMORY, else half the "
                         "machine's memory); a snapshot that does not fit is mined out of core, same answer")
     m.add_argument("--engine", default="local", choices=("local", "spark"),
-                   help="local (default) or spark: the same job on Apache Spark (needs --out and a snapshot "
-                        "file or shards; 'make install-spark')")
+                   help="local (default) or spark: the same job on Apache Spark (needs --out DIR or --db STORE, "
+                        "and a snapshot file or shards; 'make install-spark')")
     m.add_argument("--master", default=None,
                    help="with --engine spark: the Spark master URL (default local[*])")
     m.add_argument("--quiet", action="store_true", help="no progress bars")
@@ -159,8 +160,10 @@ def _cmd_clean(args) -> int:
 def _mine_spark(args) -> int:
     from .progress import Progress
     from .spark import DEFAULT_MASTER, mine_spark
-    if args.out is None:
-        raise BoilerscopeError("--engine spark writes its results to files: give --out DIR")
+    if args.out is None and args.db is None:
+        raise BoilerscopeError("--engine spark needs somewhere to put the results: give --out DIR or --db STORE")
+    if args.snapshot is not None:
+        raise BoilerscopeError("--snapshot is for mining a store; --engine spark reads the shards")
     if args.source.lower().endswith(".duckdb"):
         raise BoilerscopeError(f"{args.source}: --engine spark reads the snapshot's shards, not a store")
     if args.templates:
@@ -169,10 +172,13 @@ def _mine_spark(args) -> int:
         raise BoilerscopeError(f"--engine spark mines with bloomspan over the segments; drop --algo {args.algo}")
     with Progress("spark", total=1.0, enabled=not args.quiet) as bar:
         s = mine_spark(args.source, args.sigma, args.min_len, args.out, master=args.master or DEFAULT_MASTER,
-                       progress=bar.stage)
+                       progress=bar.stage, db=args.db, ingest_progress=not args.quiet)
     print(f"spark ({s['master']}): {s['phrases']} phrases, {s['covered_tokens']} of {s['tokens']} tokens covered "
           f"({100 * s['coverage']:.2f}%), sigma {s['sigma']}, L {s['min_len']}, {s['seconds']['total']:.2f} s")
-    print(f"results in {args.out}")
+    if args.db is not None:
+        print(f"run {s['run_id']} of snapshot {s['snapshot_id']} stored in {args.db}")
+    if args.out is not None:
+        print(f"results in {args.out}")
     return 0
 
 

@@ -51,9 +51,14 @@ Departures and limits
   29% of webdocs' tokens at sigma 20, L 10), not the corpus.  A corpus
   whose repeated text does not fit the driver needs step 4 partitioned too
   (not done).
-* The summary has no snapshot id: the id hashes the content in order,
-  which Spark does not read in order; nothing is written to the DuckDB
-  store (the result files can be read by any tool).
+* The result files alone have no snapshot id: the id hashes the content
+  in order, which Spark does not read in order.  With a store (``--db``),
+  :func:`store_run` ingests the snapshot there with the local reader (the
+  dashboard needs its text and token arrays anyway), matches Spark's
+  documents to it by doc_id, maps the pseudo-documents' positions back to
+  the documents' own and stores the run as the local engine would: the
+  same rows up to the phrase ids (checked in ``tests/test_spark.py``).
+  The ingest runs on the driver, so the shards must be readable there.
 * Text snapshots only (a ``tokens`` column is refused), Parquet or JSONL;
   a JSONL snapshot needs a ``doc_id`` column (JSON has no row index).
 
@@ -63,6 +68,7 @@ per batch; step 4 is the local engine's cost on the segments.
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import os
@@ -158,20 +164,23 @@ def segments(batches, L: int, frequent):
         np.add.at(delta, hit + L, -1)
         covered = np.cumsum(delta[:n]) > 0
         vocab = np.asarray(tk.vocab, dtype=object)
-        segs = []
+        segs, firsts = [], []
         for d in range(tk.n_docs):
             a, e = int(tk.doc_offsets[d]), int(tk.doc_offsets[d + 1])
             m = covered[a:e]
-            out = []
+            out, at = [], []
             if m.any():
                 edges = np.flatnonzero(np.diff(np.concatenate(([0], m.astype(np.int8), [0]))))
                 for s, t in zip(edges[0::2].tolist(), edges[1::2].tolist()):
                     out.append(" ".join(vocab[tk.tokens[a + s:a + t]].tolist()))
+                    at.append(s)
             segs.append(out)
+            firsts.append(at)
         yield pa.RecordBatch.from_arrays(
             [doc_id, pa.array(sites, pa.string()), pa.array(urls, pa.string()),
-             pa.array(np.diff(tk.doc_offsets).astype(np.int64)), pa.array(segs, pa.list_(pa.large_string()))],
-            names=["doc_id", "site", "url", "n_tokens", "segments"])
+             pa.array(np.diff(tk.doc_offsets).astype(np.int64)), pa.array(segs, pa.list_(pa.large_string())),
+             pa.array(firsts, pa.list_(pa.int64()))],
+            names=["doc_id", "site", "url", "n_tokens", "segments", "starts"])
 
 
 def session(master: str | None = DEFAULT_MASTER):
@@ -306,13 +315,20 @@ def read_documents(spark, source: str, offsets: dict):
     return df.select(*[F.col(c).cast("long") if c == "doc_id" else F.col(c).cast("string") for c in keep])
 
 
-def mine_spark(source: str, sigma, min_len: int, out: str, master: str = DEFAULT_MASTER, spark=None,
-               progress=None) -> dict:
-    """Mine ``source`` on Spark; writes the result files to ``out`` and returns the summary."""
+def mine_spark(source: str, sigma, min_len: int, out: str | None, master: str = DEFAULT_MASTER, spark=None,
+               progress=None, db: str | None = None, ingest_progress: bool = False) -> dict:
+    """Mine ``source`` on Spark and return the summary.
+
+    ``out``: the folder for the result files.  ``db``: a store that receives
+    the run (the snapshot is ingested into it first, or found there), as a
+    local run would, so that the dashboard opens it; the summary then has
+    the snapshot and run ids.  At least one of the two."""
     from .api import check_min_len, parse_sigma, phrase_frames
     from .bloomspan import mine_tokens
     from .files import write_result_set
     t0 = time.perf_counter()
+    if out is None and db is None:
+        raise BoilerscopeError("--engine spark needs somewhere to put the results: give --out DIR or --db STORE")
     min_len = check_min_len(min_len)
     parse_sigma(sigma, 0)
     offsets = check_shards(source)
@@ -351,7 +367,8 @@ def mine_spark(source: str, sigma, min_len: int, out: str, master: str = DEFAULT
         t = time.perf_counter()
         bc = spark.sparkContext.broadcast(freq)
         seg = docs.mapInArrow(lambda it: segments(it, L, bc),
-                              "doc_id long, site string, url string, n_tokens long, segments array<string>")
+                              "doc_id long, site string, url string, n_tokens long, segments array<string>, "
+                              "starts array<long>")
         try:
             table = seg.toArrow()
         except Exception as exc:
@@ -362,12 +379,13 @@ def mine_spark(source: str, sigma, min_len: int, out: str, master: str = DEFAULT
         t = time.perf_counter()
         table = table.sort_by("doc_id")
         meta = pl.from_arrow(table.select(["doc_id", "site", "url", "n_tokens"]))
-        tokens, offsets, vocab, n_sep = _pseudo_documents(table.column("segments"))
+        tokens, offsets, vocab, n_sep, within = _pseudo_documents(
+            table.column("segments"), table.column("starts") if db is not None else None)
         res = mine_tokens(tokens, offsets, len(vocab), sigma_n, L, workers=None)
         res.stats.pop("timings", None)
         site_codes = meta["site"].cast(pl.Categorical).to_physical().to_numpy().astype(np.int64)
         n_sites = int(site_codes.max()) + 1 if site_codes.shape[0] else 0
-        _, phrases, _ = phrase_frames(tokens, offsets, vocab, site_codes, n_sites, res)
+        allp, phrases, occ = phrase_frames(tokens, offsets, vocab, site_codes, n_sites, res)
         documents = cov.documents_frame(meta, res.covered)
         sites = cov.sites_frame(documents)
         timings["mine"] = time.perf_counter() - t
@@ -383,10 +401,15 @@ def mine_spark(source: str, sigma, min_len: int, out: str, master: str = DEFAULT
                       "segment_tokens": int(tokens.shape[0]) - n_sep,
                       "partitions": docs.rdd.getNumPartitions()},
         }
-        summary["seconds"] = {k: round(v, 4) for k, v in timings.items()}
-        summary["seconds"]["total"] = round(time.perf_counter() - t0, 4)
-        write_result_set(out, {"phrases.parquet": phrases, "documents.parquet": documents,
-                               "sites.parquet": sites}, "summary.json", summary)
+        files = {"phrases.parquet": phrases, "documents.parquet": documents, "sites.parquet": sites}
+        if db is None:
+            summary["seconds"] = {k: round(v, 4) for k, v in timings.items()}
+            summary["seconds"]["total"] = round(time.perf_counter() - t0, 4)
+            write_result_set(out, files, "summary.json", summary)
+        else:
+            stage("store", 0.8)
+            store_run(db, source, meta, offsets, within, res, allp, occ, summary, files, out, timings, t0,
+                      progress=ingest_progress)
         stage("done", 1.0)
         return summary
     finally:
@@ -394,10 +417,79 @@ def mine_spark(source: str, sigma, min_len: int, out: str, master: str = DEFAULT
             spark.stop()
 
 
-def _pseudo_documents(segs: pa.ChunkedArray):
+def store_run(db: str, source: str, meta: pl.DataFrame, offsets, within, res, allp: pl.DataFrame,
+              occ: pl.DataFrame, summary: dict, files: dict, out: str | None, timings: dict, t0: float,
+              progress: bool = False) -> int:
+    """Put a Spark run into the store ``db``, as the local engine's run of the
+    same snapshot: the snapshot is ingested (or found: its id identifies the
+    content), Spark's documents are matched to it by doc_id (the same token
+    counts, or an error), and the positions in the pseudo-documents are
+    mapped back to the documents' own (``within``).  The run's phrases,
+    occurrences, per-document coverage and covered spans then hold what a
+    local run stores; the result files in ``out`` are written inside the
+    run's transaction (a failure rolls both back).  Returns the run id."""
+    from .api import ingest
+    from .files import ResultSet
+    from .store import Store
+    t = time.perf_counter()
+    sid, _ = ingest(source, db, progress=progress)
+    timings["ingest"] = time.perf_counter() - t
+    t = time.perf_counter()
+    with Store(db) as st:
+        docs = st.query("SELECT doc_index, doc_id, n_tokens FROM documents WHERE snapshot_id = ?"
+                        " ORDER BY doc_id", [sid])
+        if (docs.height != meta.height or docs["doc_id"].to_list() != meta["doc_id"].to_list()
+                or docs["n_tokens"].to_list() != meta["n_tokens"].to_list()):
+            raise BoilerscopeError(f"{source}: the store's snapshot {sid} does not hold the documents Spark read "
+                                   "(were the shards changed meanwhile?); mine again")
+        arrays = st.arrays(sid)
+        doc_index = docs["doc_index"].to_numpy().astype(np.int64)  # pseudo-document -> document
+        store_offsets = np.asarray(arrays.doc_offsets, np.int64)
+        lengths = np.diff(np.asarray(offsets, np.int64))
+        glob = np.repeat(store_offsets[doc_index], lengths) + within  # pseudo position -> snapshot position
+        allp = allp.with_columns(pl.Series("first_pos", glob[np.asarray(res.node_rep, np.int64)]))
+        occ = occ.with_columns(
+            pl.Series("doc_index", doc_index[np.asarray(res.occ_doc, np.int64)].astype(np.int32)),
+            pl.Series("token_pos", within[np.asarray(res.occ_pos, np.int64)].astype(np.int32)))
+        covered = np.zeros(doc_index.shape[0], np.int64)
+        covered[doc_index] = np.asarray(res.covered, np.int64)
+        run_docs = pl.DataFrame({"doc_index": np.arange(doc_index.shape[0], dtype=np.int32),
+                                 "covered_tokens": covered})
+        spans = cov.spans_frame(store_offsets, arrays.span_start, arrays.span_end,
+                                glob[np.asarray(res.rng_pos, np.int64)], res.rng_len, res.rng_node)
+        summary["snapshot_id"] = sid
+        timings["results"] = time.perf_counter() - t
+        t_store = time.perf_counter()
+        result_set = ResultSet(out) if out is not None else None
+
+        def finish(run_id: int) -> None:
+            summary["run_id"] = run_id
+            timings["store"] = time.perf_counter() - t_store
+            summary["seconds"] = {k: round(v, 4) for k, v in timings.items()}
+            summary["seconds"]["total"] = round(time.perf_counter() - t0, 4)
+            if result_set is not None:
+                result_set.prepare(files, "summary.json", summary)
+
+        with result_set.staged() if result_set else contextlib.nullcontext():
+            run_id = st.add_run(sid, summary["sigma"], summary["min_len"], "bloomspan", {
+                "run_phrases": allp, "run_occurrences": occ, "run_documents": run_docs,
+                "run_spans": spans}, summary, before_commit=finish)
+        if result_set is not None:
+            try:
+                result_set.publish()
+            except BoilerscopeError:
+                st.delete_run(run_id)
+                raise
+    return run_id
+
+
+def _pseudo_documents(segs: pa.ChunkedArray, starts=None):
     """One pseudo-document per document: its segments' tokens, a separator
     token of its own between two segments.  Returns (tokens, doc_offsets,
-    vocab); the separators' ids come after the tokens'."""
+    vocab, separators, within); the separators' ids come after the tokens'.
+    ``within`` (given ``starts``, each segment's first token in its
+    document) is each pseudo token's position in its document, -1 for a
+    separator; else None."""
     segs = segs.combine_chunks() if isinstance(segs, pa.ChunkedArray) else segs
     flat = segs.flatten()                          # one string per segment
     words = pc.split_pattern(flat, " ")            # its tokens
@@ -427,29 +519,38 @@ def _pseudo_documents(segs: pa.ChunkedArray):
     # scatter the token ids of each segment
     within = np.arange(ids.shape[0]) - np.repeat(np.cumsum(seg_len) - seg_len, seg_len)
     tokens[np.repeat(tok_start, seg_len) + within] = ids
+    orig = None
+    if starts is not None:
+        starts = starts.combine_chunks() if isinstance(starts, pa.ChunkedArray) else starts
+        first = starts.flatten().to_numpy(zero_copy_only=False).astype(np.int64)
+        orig = np.full(tokens.shape[0], -1, np.int64)
+        orig[np.repeat(tok_start, seg_len) + within] = np.repeat(first, seg_len) + within
     doc_tokens = np.bincount(doc_of_seg, weights=seg_total, minlength=n_docs).astype(np.int64)
     offsets = np.concatenate(([0], np.cumsum(doc_tokens))).astype(np.int64)
-    return tokens, offsets, vocab + [f"{_SEP}{i}" for i in range(n_sep)], n_sep
+    return tokens, offsets, vocab + [f"{_SEP}{i}" for i in range(n_sep)], n_sep, orig
 
 
 def main(argv=None) -> int:
-    """``spark-submit --py-files boilerscope.zip spark_job.py SOURCE --out DIR [--sigma S]
-    [--min-len L]``:
+    """``spark-submit --py-files boilerscope.zip spark_job.py SOURCE [--out DIR] [--db STORE]
+    [--sigma S] [--min-len L]``:
     the job on the cluster spark-submit names (client mode: ``--out`` is on
     the driver's machine)."""
     import argparse
     from .api import DEFAULT_MIN_LEN, DEFAULT_SIGMA
     ap = argparse.ArgumentParser(prog="spark_job.py")
     ap.add_argument("source")
-    ap.add_argument("--out", required=True)
+    ap.add_argument("--out", default=None)
+    ap.add_argument("--db", default=None, help="a store on the driver's machine that receives the run")
     ap.add_argument("--sigma", default=str(DEFAULT_SIGMA))
     ap.add_argument("--min-len", default=str(DEFAULT_MIN_LEN))
     args = ap.parse_args(argv)
     try:
-        s = mine_spark(args.source, args.sigma, args.min_len, args.out, master=None)
+        s = mine_spark(args.source, args.sigma, args.min_len, args.out, master=None, db=args.db)
     except BoilerscopeError as exc:
         print(f"boilerscope: {exc}", file=sys.stderr)
         return 2
-    print(f"{s['phrases']} phrases, {s['covered_tokens']} of {s['tokens']} tokens covered; results in {args.out}")
+    where = " and ".join(x for x in (args.out and f"results in {args.out}",
+                                      args.db and f"run {s['run_id']} in {args.db}") if x)
+    print(f"{s['phrases']} phrases, {s['covered_tokens']} of {s['tokens']} tokens covered; {where}")
     return 0
 

@@ -75,11 +75,15 @@ def test_spark_equals_the_definition_on_uneven_shards(spark, tmp_path_factory, d
 
 def test_pseudo_documents_keep_segments_apart():
     segs = pa.array([["a b", "b c d"], [], ["a"]], pa.list_(pa.large_string()))
-    tokens, offsets, vocab, n_sep = _pseudo_documents(segs)
+    tokens, offsets, vocab, n_sep, within = _pseudo_documents(segs)
     words = [vocab[t] for t in tokens]
-    assert n_sep == 1 and offsets.tolist() == [0, 6, 6, 7]
+    assert n_sep == 1 and offsets.tolist() == [0, 6, 6, 7] and within is None
     assert words[:2] == ["a", "b"] and words[2].startswith("\x00") and words[3:6] == ["b", "c", "d"]
     assert words[6] == "a"
+    # each token's place in its own document, the segments' starts given
+    starts = pa.array([[3, 9], [], [0]], pa.list_(pa.int64()))
+    within = _pseudo_documents(segs, starts)[4]
+    assert within.tolist() == [3, 4, -1, 9, 10, 11, 0]
 
 
 def compare_with_local(tmp_path, source, spark, sigma=20, L=10):
@@ -117,6 +121,83 @@ def test_spark_gives_the_local_files_on_real_text(spark, tmp_path):
     compare_with_local(tmp_path / "b", str(jl), spark, sigma=10, L=8)
 
 
+def stored_run(db, run_id=None):
+    """A store's run in a canonical form: phrases by text, the occurrences,
+    per-document coverage and covered spans by phrase text and doc_index."""
+    from engine.store import Store
+    with Store(db, read_only=True) as st:
+        run_id = run_id or st.scalar("SELECT max(run_id) FROM runs")
+        row = st.run(run_id)
+        q = lambda sql: st.query(sql, [run_id])  # noqa: E731
+        phrases = q("SELECT phrase, length, df, occurrences, sites, psi, maximal FROM run_phrases"
+                    " WHERE run_id = ? ORDER BY phrase").rows()
+        occ = q("SELECT p.phrase, o.doc_index, o.token_pos FROM run_occurrences o JOIN run_phrases p"
+                " USING (run_id, phrase_id) WHERE run_id = ? ORDER BY ALL").rows()
+        docs = q("SELECT doc_index, covered_tokens FROM run_documents WHERE run_id = ? ORDER BY doc_index").rows()
+        spans = q("SELECT s.doc_index, s.token_start, s.token_end, s.char_start, s.char_end, p.phrase"
+                  " FROM run_spans s JOIN run_phrases p USING (run_id, phrase_id) WHERE run_id = ?"
+                  " ORDER BY ALL").rows()
+        # first_pos: an occurrence of the phrase in the snapshot's tokens
+        sid = row["snapshot_id"]
+        arrays, vocab = st.arrays(sid), st.vocabulary(sid)
+        for text, first, length in q("SELECT phrase, first_pos, length FROM run_phrases WHERE run_id = ?").rows():
+            assert " ".join(vocab[t] for t in arrays.tokens[first:first + length]) == text
+    return row, {"phrases": phrases, "occurrences": occ, "documents": docs, "spans": spans}
+
+
+def test_spark_run_in_the_store_is_the_local_run(spark, tmp_path):
+    """``db=``: the Spark run lands in the store as the local engine's run of
+    the same snapshot (same phrases, occurrences at the same token positions,
+    per-document coverage, covered spans with their character offsets), with
+    doc_ids whose order is not the snapshot's, and the dashboard opens it."""
+    table = pq.read_table(os.path.join(ROOT, "data", "demo.parquet")).slice(0, 700)
+    texts, urls = table.column("text").to_pylist(), table.column("url").to_pylist()
+    ids = [(i * 7919) % 100003 for i in range(len(texts))]  # not sorted: doc_id order != snapshot order
+    folder = tmp_path / "jl"
+    folder.mkdir()
+    for k, (a, b) in enumerate([(0, 250), (250, 700)]):
+        with open(folder / f"part-{k}.jsonl", "w", encoding="utf-8") as fh:
+            for i in range(a, b):
+                fh.write(json.dumps({"doc_id": ids[i], "url": urls[i], "text": texts[i]}) + "\n")
+    local_db, spark_db = str(tmp_path / "local.duckdb"), str(tmp_path / "spark.duckdb")
+    local = mine(str(folder), 10, 8, db=local_db)
+    s = mine_spark(str(folder), 10, 8, str(tmp_path / "out"), spark=spark, db=spark_db)
+    assert s["snapshot_id"] == local.snapshot_id and s["run_id"] is not None
+    row_l, want = stored_run(local_db)
+    row_s, got = stored_run(spark_db, s["run_id"])
+    assert want["phrases"] and want["spans"]
+    for key in want:
+        assert got[key] == want[key], key
+    for key in ("sigma", "min_len", "phrases", "covered_tokens", "coverage"):
+        assert row_s[key] == row_l[key], key
+    assert row_s["summary"]["engine"] == "spark"
+    # the result files are the local engine's too; their summary names the stored run
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["run_id"] == s["run_id"] and summary["snapshot_id"] == local.snapshot_id
+    local_files = tmp_path / "lf"
+    mine(str(folder), 10, 8, db=local_db, out=str(local_files))
+    for name in ("phrases.parquet", "documents.parquet", "sites.parquet"):
+        assert (local_files / name).read_bytes() == (tmp_path / "out" / name).read_bytes(), name
+    # mined again into the same store: the snapshot is found, a second run added
+    s2 = mine_spark(str(folder), 10, 8, None, spark=spark, db=spark_db)
+    assert s2["run_id"] != s["run_id"] and stored_run(spark_db, s2["run_id"])[1] == got
+    # the dashboard opens the Spark run: its phrases and a document's highlighted spans
+    from streamlit.testing.v1 import AppTest
+    os.environ["BOILERSCOPE_DB"] = spark_db
+    try:
+        at = AppTest.from_file(os.path.join(ROOT, "app.py"), default_timeout=180)
+        at.session_state["bs.snapshot"] = s["snapshot_id"]
+        at.session_state["bs.init"] = True
+        at.run()
+        assert not at.exception, at.exception
+        at.switch_page("pages/phrases.py").run()
+        assert not at.exception, at.exception
+        top = pl.read_parquet(tmp_path / "out" / "phrases.parquet")["phrase"][0]
+        assert any(top in str(df.value.to_string()) for df in at.dataframe), top
+    finally:
+        os.environ.pop("BOILERSCOPE_DB", None)
+
+
 def test_spark_refuses_bad_shards(spark, tmp_path):
     folder = write_shards(str(tmp_path / "a"), ["x y z"] * 6, [2, 4])
     with open(os.path.join(folder, "part-001.parquet"), "wb") as fh:
@@ -150,7 +231,13 @@ def test_cli_engine_spark(cli, tmp_path):
     assert_one_line_error(*cli("mine", dup, "--engine", "spark", "--master", "local[1]", "--out", "r3", "--quiet"),
                           "doc_id 5 appears more than once")
     assert not (tmp_path / "r3").exists()
-    assert_one_line_error(*cli("mine", "in", "--engine", "spark", "--quiet"), "--out")
+    assert_one_line_error(*cli("mine", "in", "--engine", "spark", "--quiet"), "--out DIR or --db STORE")
+    # --db: the run goes into a store, listed by 'runs'
+    status, out, err = cli("mine", "in", "--engine", "spark", "--master", "local[1]", "--sigma", 5,
+                           "--min-len", 4, "--db", "s.duckdb", "--quiet")
+    assert status == 0 and "stored in s.duckdb" in out, err
+    status, out, err = cli("runs", "--db", "s.duckdb")
+    assert status == 0 and "bloomspan" in out, err
     assert_one_line_error(*cli("mine", "in", "--engine", "spark", "--templates", "--out", "r2", "--quiet"),
                           "--templates")
 
