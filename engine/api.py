@@ -30,6 +30,7 @@ from .shape import choose_algorithm
 from .kernels import bloomspan as KB
 from .kernels import coverage as KC
 from .progress import Progress
+from .result import MAX_TOKENS_32
 from .snapshot import SnapshotReader, load
 from .store import Store
 from .templates import DEFAULT_MAX_SLOTS, check_max_slot, mine_templates, template_frames
@@ -303,6 +304,10 @@ def mine(source: str, sigma=DEFAULT_SIGMA, min_len=DEFAULT_MIN_LEN, *,
         budget_plan = memory_plan(int(tokens.shape[0]), mem_budget)
         choice = {}
         used = algo
+        if algo == "fhk" and tokens.shape[0] > MAX_TOKENS_32:
+            raise BoilerscopeError(
+                f"--algo fhk holds at most 2^31 - 2 tokens (32-bit suffixes); this snapshot has "
+                f"{tokens.shape[0]:,}: use --algo bloomspan")
         if budget_plan.out_of_core and algo == "fhk":
             raise BoilerscopeError(
                 f"--algo fhk holds the whole snapshot in memory ({tokens.shape[0]:,} tokens do not fit "
@@ -310,6 +315,8 @@ def mine(source: str, sigma=DEFAULT_SIGMA, min_len=DEFAULT_MIN_LEN, *,
         if algo == "auto":
             if budget_plan.out_of_core:
                 used, choice = "bloomspan", {"out_of_core": True}
+            elif tokens.shape[0] > MAX_TOKENS_32:
+                used, choice = "bloomspan", {"wide_positions": True}
             else:
                 used, choice = choose_algorithm(tokens, doc_offsets, sigma_n, min_len)
         timings["choose"] = time.perf_counter() - t

@@ -134,7 +134,7 @@ from .config import KERNEL_LOCK, default_workers
 from .kernels import bloomspan as K
 from .kernels import coverage as C
 from .memory import plan as memory_plan
-from .result import OUTPUT_FIELDS, MiningResult, canonical, check_input  # noqa: F401  (the shared contract)
+from .result import OUTPUT_FIELDS, POSITION_FIELDS, MiningResult, canonical, check_input, pos_dtype  # noqa: F401
 
 log = logging.getLogger(__name__)
 
@@ -175,7 +175,8 @@ class _Worker:
     ``start`` sets the initial sizes of the work buffer and the outputs
     (tests pass tiny ones so that every regrowth path runs)."""
 
-    def __init__(self, vocab_size: int, max_seed: int, start: int | None = None):
+    def __init__(self, vocab_size: int, max_seed: int, start: int | None = None, pos=np.int32):
+        self.pos = pos  # the dtype of positions (int64 past 2^31 - 2 tokens)
         self.cnt = np.zeros(vocab_size, np.int64)
         self.dfc = np.zeros(vocab_size, np.int64)
         self.lastd = np.full(vocab_size, -1, np.int64)
@@ -183,7 +184,7 @@ class _Worker:
         self.child_lo = np.empty(vocab_size, np.int64)
         self.keys = np.empty(max(max_seed, 1), np.int32)
         cap = start or max(1024, 4 * max_seed)
-        self.bpos = np.empty(cap, np.int32)
+        self.bpos = np.empty(cap, self.pos)
         self.bdoc = np.empty(cap, np.int32)
         self._stack(start or 4096)
         self._out_size = start or max(1024, 2 * max_seed)
@@ -193,7 +194,7 @@ class _Worker:
     def fresh_outputs(self):
         """New output buffers (the previous ones are kept by reference)."""
         for name, dtype, _ in OUTPUT_FIELDS:
-            setattr(self, name, np.empty(self._out_size, dtype))
+            setattr(self, name, np.empty(self._out_size, self.pos if name in POSITION_FIELDS else dtype))
         self.counts[1:] = 0
 
     def _stack(self, size):
@@ -289,7 +290,7 @@ def mine_tokens(tokens, doc_offsets, vocab_size: int, sigma: int, min_len: int,
     -------
     MiningResult
     """
-    tokens, doc_offsets = check_input(tokens, doc_offsets, sigma, min_len)
+    tokens, doc_offsets = check_input(tokens, doc_offsets, sigma, min_len, wide=True)
     if sigma == 1:
         # every phrase is frequent: the answer is whole documents (engine.sigma1),
         # where the growth would cost k^2/2 on a run of k copies of one token
@@ -409,7 +410,7 @@ def _buckets(tokens, doc_offsets, parts, keep, first_counts, vocab_size, stats):
     np.cumsum(first_count, out=first_start[1:])
     total = int(first_start[-1])
     stats["bigrams_passing_filter"] = total
-    pos = np.empty(total, np.int32)
+    pos = np.empty(total, pos_dtype(tokens.shape[0]))
     doc = np.empty(total, np.int32)
     nxt = np.empty(total, np.int32)
     prv = np.empty(total, np.int32)
@@ -463,7 +464,7 @@ def _grow(tokens, doc_offsets, seeds, order, sigma, min_len, vocab_size, workers
     chunks = [order[i::n_chunks] for i in range(n_chunks)]
     lock = threading.Lock()
     state = {"next": 0, "done": 0}
-    pool = [_Worker(vocab_size, max_seed, buffer_start) for _ in range(min(workers, n_chunks))]
+    pool = [_Worker(vocab_size, max_seed, buffer_start, seeds[0].dtype) for _ in range(min(workers, n_chunks))]
     results: list = [None] * n_chunks
 
     def work(wi: int):
@@ -490,24 +491,29 @@ def _grow(tokens, doc_offsets, seeds, order, sigma, min_len, vocab_size, workers
 def _coverage(parts_out, n_tokens, doc_offsets):
     """Step 9: the merged result, ranges by start, and the sweep that keeps
     the ranges not contained in another and counts covered tokens."""
-    merged = _merge(parts_out)
-    # ranges by start (packed keys: numpy's vectorised sort), then the sweep
-    keys = (merged["rng_pos"].astype(np.int64) << 32) | np.arange(merged["rng_pos"].shape[0], dtype=np.int64)
-    keys.sort()
-    by_start = keys & 0xFFFFFFFF
+    merged = _merge(parts_out, n_tokens)
+    # ranges by start (packed keys: numpy's vectorised sort; past 2^31 positions
+    # or 2^32 ranges the keys do not fit, an argsort), then the sweep
+    n_rng = merged["rng_pos"].shape[0]
+    if n_tokens < 2**31 and n_rng < 2**32:
+        keys = (merged["rng_pos"].astype(np.int64) << 32) | np.arange(n_rng, dtype=np.int64)
+        keys.sort()
+        by_start = keys & 0xFFFFFFFF
+    else:
+        by_start = np.argsort(merged["rng_pos"], kind="stable")
     for name in ("rng_pos", "rng_len", "rng_node"):
         merged[name] = merged[name][by_start]
     covered, kept = C.sweep(int(n_tokens), doc_offsets, merged["rng_pos"], merged["rng_len"])
     return merged, covered, kept
 
 
-def _merge(parts) -> dict:
+def _merge(parts, n_tokens: int = 0) -> dict:
     """Concatenate per-chunk outputs (in chunk order), renumbering nodes, then
     put the nodes in a canonical order (by first occurrence, then length) and
     the occurrences by node and position, so that the result depends neither
     on how chunks were spread over threads nor on the number of chunks."""
     if not parts:
-        return {name: np.zeros(0, dtype) for name, dtype, _ in OUTPUT_FIELDS}
+        return canonical({name: np.zeros(0, dtype) for name, dtype, _ in OUTPUT_FIELDS}, n_tokens)
     base = 0
     cols: dict[str, list] = {name: [] for name, _, _ in OUTPUT_FIELDS}
     for p in parts:
@@ -516,4 +522,4 @@ def _merge(parts) -> dict:
                 arr = arr + base
             cols[name].append(arr)
         base += p[0].shape[0]
-    return canonical({name: np.concatenate(cols[name]) for name, _, _ in OUTPUT_FIELDS})
+    return canonical({name: np.concatenate(cols[name]) for name, _, _ in OUTPUT_FIELDS}, n_tokens)

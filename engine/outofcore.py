@@ -56,6 +56,7 @@ import numpy as np
 
 from .kernels import bloomspan as K
 from .memory import Pager, Plan
+from .result import pos_dtype
 
 log = logging.getLogger(__name__)
 
@@ -208,7 +209,7 @@ def mine_out_of_core(tokens, doc_offsets, vocab_size: int, sigma: int, min_len: 
     for gi, (a_lo, a_hi) in enumerate(groups):
         size = int(first_start[a_hi] - first_start[a_lo])
         with stage("bucket"):
-            pos = np.empty(size, np.int32)
+            pos = np.empty(size, pos_dtype(tokens.shape[0]))
             doc = np.empty(size, np.int32)
             nxt = np.empty(size, np.int32)
             prv = np.empty(size, np.int32)

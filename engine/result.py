@@ -23,6 +23,22 @@ OUTPUT_FIELDS = (
 )
 
 
+#: Positions (``occ_pos``, ``rng_pos`` and the growth buffers) are int32
+#: below this many tokens and int64 from it, which costs 4 more bytes per
+#: survivor and lets a BloomSpan run hold more than 2^31 - 2 tokens.  Tests
+#: lower it to run the int64 path on small corpora.
+WIDE_POSITIONS_FROM = 2**31 - 1
+#: The most tokens of one run of the suffix-array baseline (int32 suffixes).
+MAX_TOKENS_32 = 2**31 - 2
+#: The output fields that hold token positions.
+POSITION_FIELDS = ("occ_pos", "rng_pos")
+
+
+def pos_dtype(n_tokens: int) -> np.dtype:
+    """The dtype of token positions for a token array of ``n_tokens``."""
+    return np.dtype(np.int32) if n_tokens < WIDE_POSITIONS_FROM else np.dtype(np.int64)
+
+
 @dataclass
 class MiningResult:
     """Arrays of one mining run (all positions index the token array).
@@ -59,16 +75,17 @@ class MiningResult:
     stats: dict = field(default_factory=dict)
 
 
-def check_input(tokens, doc_offsets, sigma: int, min_len: int, min_sigma: int = 1):
-    """Validated contiguous (int32 tokens, int64 offsets) for a miner."""
+def check_input(tokens, doc_offsets, sigma: int, min_len: int, min_sigma: int = 1, wide: bool = False):
+    """Validated contiguous (int32 tokens, int64 offsets) for a miner;
+    ``wide``: the miner takes int64 positions (no 2^31 - 2 token limit)."""
     tokens = np.ascontiguousarray(tokens, dtype=np.int32)
     doc_offsets = np.ascontiguousarray(doc_offsets, dtype=np.int64)
     if sigma < min_sigma:
         raise ValueError(f"sigma must be >= {min_sigma}")
     if min_len < 2:
         raise ValueError("min_len must be >= 2")
-    if tokens.shape[0] >= 2**31 - 1:
-        raise ValueError("at most 2^31 - 2 tokens per run")
+    if not wide and tokens.shape[0] > MAX_TOKENS_32:
+        raise ValueError("at most 2^31 - 2 tokens per run of this miner")
     if doc_offsets.shape[0] < 1 or doc_offsets[0] != 0 or doc_offsets[-1] != tokens.shape[0]:
         raise ValueError("doc_offsets must start at 0 and end at len(tokens)")
     return tokens, doc_offsets
@@ -76,13 +93,16 @@ def check_input(tokens, doc_offsets, sigma: int, min_len: int, min_sigma: int = 
 
 
 
-def canonical(fields: dict) -> dict:
+def canonical(fields: dict, n_tokens: int = 0) -> dict:
     """The result arrays in the canonical order every miner returns: nodes by
     (first occurrence, length), node ids renumbered in occurrences and ranges,
     occurrences by (node, position); dtypes as :data:`OUTPUT_FIELDS`.  Ranges
     keep their order (by start, from the coverage sweep).  So the answer does
-    not depend on the miner, the number of chunks, or thread timing."""
-    m = {name: np.asarray(fields[name]).astype(dtype, copy=False) for name, dtype, _ in OUTPUT_FIELDS}
+    not depend on the miner, the number of chunks, or thread timing.
+    Positions are int64 from :data:`WIDE_POSITIONS_FROM` tokens (``n_tokens``)."""
+    wide = pos_dtype(n_tokens)
+    m = {name: np.asarray(fields[name]).astype(wide if name in POSITION_FIELDS else dtype, copy=False)
+         for name, dtype, _ in OUTPUT_FIELDS}
     perm = np.lexsort((m["node_len"], m["node_rep"]))
     inv = np.empty(perm.shape[0], np.int64)
     inv[perm] = np.arange(perm.shape[0])

@@ -45,7 +45,7 @@ import numpy as np
 
 from .config import KERNEL_LOCK
 from .kernels import coverage as C
-from .result import MiningResult, canonical
+from .result import MiningResult, canonical, pos_dtype
 
 
 def mine_sigma1(tokens: np.ndarray, doc_offsets: np.ndarray, vocab_size: int, min_len: int,
@@ -84,7 +84,7 @@ def mine_sigma1(tokens: np.ndarray, doc_offsets: np.ndarray, vocab_size: int, mi
     # occurrences of maximal nodes: their whole-document copies
     is_max = node_max[node_of].astype(bool)
     occ_doc = docs[is_max]
-    rng_pos = doc_offsets[docs].astype(np.int32)
+    rng_pos = doc_offsets[docs].astype(pos_dtype(tokens.shape[0]))
     rng_len = lengths[docs].astype(np.int32)
     covered, kept = C.sweep(int(tokens.shape[0]), doc_offsets, rng_pos, rng_len)
     timings["collect"] = time.perf_counter() - t
@@ -92,7 +92,7 @@ def mine_sigma1(tokens: np.ndarray, doc_offsets: np.ndarray, vocab_size: int, mi
         "node_rep": doc_offsets[rep_doc], "node_len": lengths[rep_doc], "node_df": node_df,
         "node_occ": node_occ, "node_max": node_max, "occ_pos": doc_offsets[occ_doc], "occ_doc": occ_doc,
         "occ_node": node_of[is_max], "rng_pos": rng_pos[kept], "rng_len": rng_len[kept],
-        "rng_node": node_of[kept]})
+        "rng_node": node_of[kept]}, tokens.shape[0])
     return MiningResult(**fields, covered=covered,
                         stats={"rule": "sigma 1: whole documents", "phrases": int(node_max.sum()),
                                "nodes": int(first_idx.shape[0]), "workers": 1, "filter_bytes": 0,

@@ -151,3 +151,32 @@ def test_memory_on_the_command_line(cli, tmp_path, monkeypatch):
     status, out, err = cli("mine", "s.parquet", "--sigma", 3, "--db", "e.duckdb", "--out", "e", "--quiet")
     assert status == 0, err
     assert json.loads((tmp_path / "e" / "summary.json").read_text())["memory"]["budget_bytes"] == 1000
+
+
+@settings(max_examples=150, deadline=None)
+@given(corpora, st.integers(1, 4), st.integers(2, 4), st.sampled_from([1, 2]), st.sampled_from([None, 1, 64]))
+def test_wide_positions_give_the_same_answer(monkeypatch_session, docs, sigma, min_len, workers, memory):
+    """Past 2^31 - 2 tokens positions are int64 (a 3B-token run): the same
+    answer in memory, out of core and at sigma 1, forced here on small
+    corpora by lowering the threshold; every position array is int64."""
+    import engine.result as R
+    flat, off = arrays(docs)
+    narrow = mine_tokens(flat, off, 4, sigma, min_len, workers=workers, memory=memory)
+    monkeypatch_session.setattr(R, "WIDE_POSITIONS_FROM", 0)
+    try:
+        wide = mine_tokens(flat, off, 4, sigma, min_len, workers=workers, memory=memory, _buffer_start=2)
+    finally:
+        monkeypatch_session.undo()
+    assert narrow.occ_pos.dtype == np.int32 and narrow.rng_pos.dtype == np.int32
+    assert wide.occ_pos.dtype == np.int64 and wide.rng_pos.dtype == np.int64
+    assert_same(narrow, wide)
+    exp_answer, exp_covered, _ = naive.mine([[str(t) for t in d] for d in docs], sigma, min_len)
+    assert [int(c) for c in wide.covered] == exp_covered
+    assert int(wide.node_max.sum()) == len(exp_answer)
+
+
+@pytest.fixture(scope="module")
+def monkeypatch_session():
+    mp = pytest.MonkeyPatch()
+    yield mp
+    mp.undo()

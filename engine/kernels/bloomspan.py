@@ -249,7 +249,7 @@ def split_seeds(pos, doc, nxt, prv, first_start, a_begin, a_end, sigma, vocab_si
         if sz > max_bucket:
             max_bucket = sz
         n_seed_cap += sz // max(sigma, 1) + 1
-    tpos = np.empty(max_bucket, np.int32)
+    tpos = np.empty(max_bucket, pos.dtype)
     tdoc = np.empty(max_bucket, np.int32)
     lft = np.zeros(vocab_size, np.int64)
     pruned = 0
