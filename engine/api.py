@@ -207,6 +207,23 @@ def phrase_frames(tokens, doc_offsets, vocab, site_index, n_sites, res):
     return allp, phrases, occ
 
 
+def add_run_with_files(st: Store, sid: str, sigma: int, min_len: int, algo: str, frames: dict, summary: dict,
+                       result_set: ResultSet | None, finish) -> int:
+    """Store a run and publish its result files: ``finish(run_id)`` runs in
+    the run's transaction (it completes the summary and stages the files),
+    the staged files take ``--out``'s place after the commit, and a failed
+    swap deletes the run, so the store and the files never disagree."""
+    with result_set.staged() if result_set else contextlib.nullcontext():
+        run_id = st.add_run(sid, sigma, min_len, algo, frames, summary, before_commit=finish)
+    if result_set is not None:
+        try:
+            result_set.publish()
+        except BoilerscopeError:
+            st.delete_run(run_id)
+            raise
+    return run_id
+
+
 def _open_store(source: str, db: str | None, store: Store | None) -> tuple[Store, bool]:
     """The store to use and whether we own it (a .duckdb source is the store)."""
     if store is not None:
@@ -422,16 +439,9 @@ def mine(source: str, sigma=DEFAULT_SIGMA, min_len=DEFAULT_MIN_LEN, *,
                 result_set.prepare({"phrases.parquet": phrases, "documents.parquet": documents,
                                     "sites.parquet": sites, **extra}, "summary.json", summary)
 
-        with result_set.staged() if result_set else contextlib.nullcontext():
-            run_id = st.add_run(sid, sigma_n, min_len, algo, {
-                "run_phrases": allp, "run_occurrences": occ,
-                "run_documents": run_docs, "run_spans": spans, **store_frames}, summary, before_commit=finish)
-        if result_set is not None:
-            try:
-                result_set.publish()
-            except BoilerscopeError:
-                st.delete_run(run_id)
-                raise
+        run_id = add_run_with_files(st, sid, sigma_n, min_len, algo, {
+            "run_phrases": allp, "run_occurrences": occ,
+            "run_documents": run_docs, "run_spans": spans, **store_frames}, summary, result_set, finish)
         return Run(run_id=run_id, snapshot_id=sid, phrases=phrases, documents=documents,
                    sites=sites, summary=summary)
     finally:

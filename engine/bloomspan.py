@@ -100,7 +100,8 @@ occurrences in runs of "0" tokens takes 0.6 s of webdocs' growth).  At sigma
 the room left in every document, so a node costs O(its occurrences) even when
 one of them sits at its document's end.  Memory: the token array (4 bytes per
 token), one byte per token of start flags, 16 bytes per kept start (position,
-document, next and previous token), the filter (``filter_bytes`` per worker),
+document, next and previous token; 20 past 2^31 - 2 tokens, where positions
+are int64: :func:`engine.result.pos_dtype`), the filter (``filter_bytes`` per worker),
 and per worker scratch of O(vocabulary + largest seed): a node's children are
 moved down onto its own dead slice of the work buffer, so a path of nested
 nodes never stacks their occurrence lists (it took k^2/2 entries on a run of
@@ -297,14 +298,14 @@ def mine_tokens(tokens, doc_offsets, vocab_size: int, sigma: int, min_len: int,
         from .sigma1 import mine_sigma1
         return mine_sigma1(tokens, doc_offsets, max(int(vocab_size), 1), min_len, progress)
     workers = workers or default_workers()
-    fbytes = filter_bytes or filter_bytes_for(tokens.shape[0])
+    budget_plan = memory_plan(tokens.shape[0], memory)
+    fbytes = filter_bytes or max(filter_bytes_for(tokens.shape[0]), budget_plan.filter_bytes)
     if fbytes & (fbytes - 1):
         raise ValueError("filter_bytes must be a power of two")
     vocab_size = max(int(vocab_size), 1)
     stats: dict = {"workers": workers, "filter_bytes": fbytes}
     stage = _Stages()
     report = progress or (lambda name, frac: None)
-    budget_plan = memory_plan(tokens.shape[0], memory)
     if budget_plan.out_of_core:
         from .outofcore import mine_out_of_core
         with KERNEL_LOCK:

@@ -102,28 +102,55 @@ class Plan:
     release_at : int
         Resident bytes above which the token pages are given back between
         growth chunks.
+    filter_bytes : int
+        Counters of the out-of-core filters (0: the in-memory size, see
+        :func:`engine.bloomspan.filter_bytes_for`).
     """
     budget: int
     out_of_core: bool
     chunk_tokens: int = 0
     group_entries: int = 0
     release_at: int = 0
+    filter_bytes: int = 0
 
     def as_dict(self) -> dict:
         return {"budget_bytes": self.budget, "out_of_core": self.out_of_core,
-                "chunk_tokens": self.chunk_tokens or None, "group_entries": self.group_entries or None}
+                "chunk_tokens": self.chunk_tokens or None, "group_entries": self.group_entries or None,
+                "filter_bytes": self.filter_bytes or None}
+
+
+def out_of_core_filter_bytes(n_tokens: int, budget_bytes: int) -> int:
+    """Counters of the out-of-core filters: a power of two near a third of
+    the token count, at most a sixteenth of the budget, at least 16 MiB.
+
+    The in-memory size (at most 16 MiB, to stay in the L3 cache) saturates
+    past a few hundred million tokens (see :mod:`engine.outofcore`).  A
+    counter array of at most a sixteenth of the budget (four of them live
+    at once: two workers, bigrams and L-grams) keeps the false positives,
+    and so the groups, proportionate."""
+    cap = max(budget_bytes // 16, 1 << 24)
+    size = 1 << 24
+    while size * 3 < n_tokens and size * 2 <= cap:
+        size <<= 1
+    return size
 
 
 def plan(n_tokens: int, memory=None) -> Plan:
     """The plan of a run over ``n_tokens`` tokens within ``memory`` (a size,
     bytes, or None for :func:`budget`'s default)."""
+    from .result import pos_dtype
     b = budget(memory)
-    if n_tokens * IN_MEMORY_BYTES_PER_TOKEN <= b:
+    # past 2^31 - 2 tokens positions are int64: 4 more bytes per kept start
+    wide = pos_dtype(n_tokens).itemsize == 8
+    if n_tokens * (IN_MEMORY_BYTES_PER_TOKEN + (1 if wide else 0)) <= b:
         return Plan(b, False)
     # a sixteenth of the budget for the chunk's start flags and token pages
-    # (5 bytes per token), a quarter for the group's kept starts (16 bytes each)
+    # (5 bytes per token), a quarter for the group's kept starts (16 bytes
+    # each, 20 with int64 positions)
+    fbytes = out_of_core_filter_bytes(n_tokens, b) if n_tokens > 3 << 24 else 0
     return Plan(b, True, chunk_tokens=int(min(max(b // 16, 1), MAX_CHUNK_TOKENS)),
-                group_entries=int(max(b // 64, 1)), release_at=b // 2)
+                group_entries=int(max(b // (80 if wide else 64), 1)), release_at=b // 2,
+                filter_bytes=fbytes)
 
 
 def resident_bytes() -> int:

@@ -11,6 +11,15 @@ memory bounded by the budget instead of by the corpus:
   is the sum of its per-chunk df, since no document spans two chunks; the
   saturating counters accumulate over the chunks, so they hold exactly what
   one pass over the corpus puts in them.
+* The counters are larger than in memory (``Plan.filter_bytes``: near a
+  third of the token count, at most a sixteenth of the budget, 256 MiB at
+  8 GB): the in-memory 16 MiB, sized for the L3 cache, saturates past a few
+  hundred million tokens, and at 3B tokens the false positives filled one
+  first token's group with about 370M entries (its arrays, seen in the
+  process' memory map: the run took 15 GB of anonymous memory and
+  thrashed the page cache; it was stopped).  With 256 MiB, 200M starts
+  pass at 3B tokens (6.7%), 310k of them false positives.  Exactness never
+  depends on the size: step 4 verifies every seed.
 * Step 3 (the run-length test and the L-gram counting filter) writes its
   start flags into one chunk-sized byte buffer instead of one byte per token
   of the corpus; between the passes each chunk's flags are kept packed, one
@@ -20,7 +29,7 @@ memory bounded by the budget instead of by the corpus:
   run-length test on all positions first; here the run-length test of a
   chunk and the L-gram counting of the same chunk alternate.
 * The kept starts (16 bytes each: position, document, next and previous
-  token) are counted per first token in one pass, then cut into groups of
+  token; 20 past 2^31 - 2 tokens, where positions are int64) are counted per first token in one pass, then cut into groups of
   first tokens of at most ``Plan.group_entries`` starts (one first token
   forms a group of its own when it alone is larger).  Each group is
   bucketed in one more pass (the counting sort of step 3, restricted to the
@@ -43,7 +52,7 @@ the same multiset of outputs.  The oracle tests run both paths.
 
 Complexity: the in-memory steps' time, plus one linear pass over the tokens
 for each group (the number of groups is the kept starts' 16 bytes over a
-quarter of the budget: one at 1B generated tokens in 8 GB).  Memory: the
+quarter of the budget: 2 at 1B generated tokens in 8 GB, 3 at 3B).  Memory: the
 chunk (4 bytes per token of pages and 1 of flags), the packed flags (n / 8
 bytes), the counters (``filter_bytes`` per worker, twice), the group's kept
 starts, the growth scratch and outputs, and O(vocabulary) per worker.

@@ -68,7 +68,6 @@ per batch; step 4 is the local engine's cost on the segments.
 """
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import logging
 import os
@@ -428,7 +427,7 @@ def store_run(db: str, source: str, meta: pl.DataFrame, offsets, within, res, al
     occurrences, per-document coverage and covered spans then hold what a
     local run stores; the result files in ``out`` are written inside the
     run's transaction (a failure rolls both back).  Returns the run id."""
-    from .api import ingest
+    from .api import add_run_with_files, ingest
     from .files import ResultSet
     from .store import Store
     t = time.perf_counter()
@@ -470,17 +469,9 @@ def store_run(db: str, source: str, meta: pl.DataFrame, offsets, within, res, al
             if result_set is not None:
                 result_set.prepare(files, "summary.json", summary)
 
-        with result_set.staged() if result_set else contextlib.nullcontext():
-            run_id = st.add_run(sid, summary["sigma"], summary["min_len"], "bloomspan", {
-                "run_phrases": allp, "run_occurrences": occ, "run_documents": run_docs,
-                "run_spans": spans}, summary, before_commit=finish)
-        if result_set is not None:
-            try:
-                result_set.publish()
-            except BoilerscopeError:
-                st.delete_run(run_id)
-                raise
-    return run_id
+        return add_run_with_files(st, sid, summary["sigma"], summary["min_len"], "bloomspan", {
+            "run_phrases": allp, "run_occurrences": occ, "run_documents": run_docs,
+            "run_spans": spans}, summary, result_set, finish)
 
 
 def _pseudo_documents(segs: pa.ChunkedArray, starts=None):

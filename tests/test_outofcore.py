@@ -180,3 +180,22 @@ def monkeypatch_session():
     mp = pytest.MonkeyPatch()
     yield mp
     mp.undo()
+
+
+def test_snapshots_past_32_bit_positions(tmp_path, monkeypatch):
+    """A snapshot past the 32-bit limit (lowered here): auto mines it with
+    BloomSpan and int64 positions, same files; --algo fhk is refused in one
+    message."""
+    import engine.api as api
+    import engine.result as R
+    write_parquet(tmp_path / "s.parquet", documents(60, seed=3))
+    narrow = mine(str(tmp_path / "s.parquet"), 3, 3, db=str(tmp_path / "a.duckdb"), out=str(tmp_path / "a"))
+    monkeypatch.setattr(api, "MAX_TOKENS_32", 10)
+    monkeypatch.setattr(R, "WIDE_POSITIONS_FROM", 11)
+    with pytest.raises(BoilerscopeError, match="fhk holds at most 2\\^31 - 2 tokens.*use --algo bloomspan"):
+        mine(str(tmp_path / "s.parquet"), 3, 3, db=str(tmp_path / "b.duckdb"), algo="fhk")
+    wide = mine(str(tmp_path / "s.parquet"), 3, 3, db=str(tmp_path / "b.duckdb"), out=str(tmp_path / "b"))
+    assert wide.summary["algo_used"] == "bloomspan" and wide.summary["algo_choice"] == {"wide_positions": True}
+    assert narrow.summary["tokens"] > 11 and narrow.summary["phrases"] > 0
+    for name in ("phrases.parquet", "documents.parquet", "sites.parquet"):
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes(), name

@@ -3,8 +3,10 @@
 See :mod:`engine.bloomspan` for the method, the proofs of the pruning rules
 and the complexity.  Everything here works on the token array directly:
 ``tokens`` (int32 token ids, documents concatenated) and ``doc_offsets``
-(int64, ``len = docs + 1``).  Occurrence lists are pairs of int32 arrays
-(position, document), always in increasing position order.
+(int64, ``len = docs + 1``).  Occurrence lists are pairs of arrays
+(position, document), always in increasing position order; documents are
+int32, positions int32 or, past 2^31 - 2 tokens, int64 (the kernels take
+either: scratch copies of positions take the input's dtype).
 
 No kernel reallocates an array inside a hot loop (a reassigned array costs
 reference counting on every iteration): buffers that may need to grow are
