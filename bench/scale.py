@@ -91,6 +91,7 @@ def main():
     ap.add_argument("--keep", action="store_true")
     ap.add_argument("--reuse", action="store_true")
     ap.add_argument("--fresh", action="store_true", help="drop the rows of the sizes not run now")
+    ap.add_argument("--report", action="store_true", help="only write scale.md again from scale.json")
     a = ap.parse_args()
     work = os.path.join(HERE, "work", "scale")
     results = os.path.join(HERE, "results", "scale.json")
@@ -99,8 +100,9 @@ def main():
         with open(results) as fh:
             previous = {r["size"]: r for r in json.load(fh)}
     # the sizes not run now keep their previous rows (--fresh: only this run's)
-    rows = [] if a.fresh else [r for label, r in previous.items() if label not in a.sizes]
-    for label in a.sizes:
+    rows = [] if a.fresh else [r for label, r in previous.items() if a.report or label not in a.sizes]
+    rows.sort(key=lambda r: r["tokens"])
+    for label in ([] if a.report else a.sizes):
         n = size(label)
         shards = os.path.join(work, f"corpus-{label}")
         if not os.path.isdir(shards):
@@ -143,8 +145,9 @@ def main():
         with open(results, "w") as fh:
             json.dump(rows, fh, indent=1)
     lines = ["Generated web-like corpora in 20M-token Parquet shards; sigma 20, L 10; one run per size, each "
-             f"command its own process; peak RSS of that process (wait4), in parentheses the peak of its anonymous memory (RssAnon sampled every "
-             "0.2 s: without the pages of the memory-mapped token arrays); mine --memory {a.memory}:", "",
+             "command its own process; peak RSS of that process (wait4), in parentheses the peak of its anonymous "
+             "memory (RssAnon sampled every 0.2 s: without the pages of the memory-mapped token arrays); "
+             f"mine --memory {a.memory}:", "",
              "| tokens | documents | ingest s | M tokens/s | ingest peak RSS | mine path | mine s (mining kernels) | "
              "ns/token mined | mine peak RSS (anonymous) | bytes/token (mine RSS) | store on disk | coverage |",
              "|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|"]
@@ -153,7 +156,7 @@ def main():
 
     for r in rows:
         m = r.get("memory") or {}
-        path = (f"out of core ({m.get('chunks')} chunks, {m.get('groups')} groups)" if m.get("out_of_core")
+        path = (f"out of core ({m.get('chunks')} chunks, {m.get('groups')} group{'s' if m.get('groups') != 1 else ''})" if m.get("out_of_core")
                 else "in memory")
         lines.append(
             f"| {r['tokens'] / 1e6:,.0f}M | {r['documents']:,} | {r['ingest_seconds']:.0f} | "
