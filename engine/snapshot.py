@@ -190,6 +190,7 @@ class SnapshotReader:
         self._chunk_rows = _chunk_rows
         self.vocab: list[str] = []
         self._ids: dict[str, int] = {}
+        self._raw_tables: list = []  # the tokenizer's raw-token tables, kept across chunks
         self.df = np.zeros(1024, np.int64)
         self.hasher = ContentHasher()
         self.n_docs = 0
@@ -315,7 +316,7 @@ class SnapshotReader:
             # the content hash runs beside the tokenizer (hashlib releases the GIL)
             hashed = pool.submit(self._hash_text, texts)
             if tk is None:
-                tk = tokenize_arrow(texts, vocabulary=(self._ids, self.vocab))
+                tk = tokenize_arrow(texts, vocabulary=(self._ids, self.vocab), raw_tables=self._raw_tables)
             texts = hashed.result()
         doc_id = _doc_ids(table, path, first_row)
         urls = _string_column(table, "url", path)

@@ -138,6 +138,32 @@ def test_threaded_tokenizer_equals_serial():
         assert np.array_equal(getattr(one, name), getattr(two, name)), name
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.text(alphabet=ALPHABET, max_size=40), min_size=1, max_size=12),
+       st.lists(st.integers(0, 12), max_size=4), st.sampled_from([1, 2]), st.sampled_from([2, 1 << 16]))
+def test_chunks_with_kept_raw_tables_read_as_one(texts, cuts, workers, start):
+    """A corpus tokenized chunk by chunk with the workers' raw-token tables
+    and the vocabulary kept across chunks (the snapshot reader's way) gives
+    the ids, spans and vocabulary of one call on the whole corpus: raw
+    tokens met in earlier chunks map through the tables, new ones get the
+    next ids in order of first occurrence."""
+    whole = tokenize_arrow(pa.array(texts, pa.string()), workers=1)
+    vocabulary, tables = ({}, []), []
+    bounds = [0, *sorted(min(c, len(texts)) for c in cuts), len(texts)]
+    toks, starts, ends = [], [], []
+    for a, b in zip(bounds, bounds[1:]):
+        tk = tokenize_arrow(pa.array(texts[a:b], pa.string()), workers=workers, parallel_min_bytes=0,
+                            chunk_bytes=16, vocabulary=vocabulary, raw_tables=tables, _start_size=start)
+        toks.append(tk.tokens)
+        starts.append(tk.span_start)
+        ends.append(tk.span_end)
+        assert len(tk.tokens) == int(tk.doc_offsets[-1])
+    assert vocabulary[1] == whole.vocab
+    assert np.concatenate(toks).tolist() == whole.tokens.tolist()
+    assert np.concatenate(starts).tolist() == whole.span_start.tolist()
+    assert np.concatenate(ends).tolist() == whole.span_end.tolist()
+
+
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.one_of(st.none(), st.lists(st.one_of(st.none(), st.text(alphabet=ALPHABET, max_size=5)),
                                                max_size=6)), min_size=1, max_size=6),
