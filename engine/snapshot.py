@@ -11,6 +11,7 @@ with one line that says what is wrong and what to do.
 """
 from __future__ import annotations
 
+import functools
 import glob
 import hashlib
 import os
@@ -67,10 +68,23 @@ def read_table(path: str) -> pa.Table:
 
 
 def _host(url: str | None) -> str | None:
+    """The URL's host (lowercase, no port or user), None if it has none.
+
+    Only the part before the first ``/`` after the first ``//`` can hold
+    the host (the network location ends at the first ``/?#`` after the
+    scheme's ``//``), so the host of that prefix is the URL's; the prefixes
+    repeat across a site's pages and are parsed once (cached)."""
     if not url:
         return None
+    u = url if "//" in url else "//" + url
+    cut = u.find("/", u.find("//") + 2)
+    return _prefix_host(u if cut < 0 else u[:cut])
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _prefix_host(prefix: str) -> str | None:
     try:
-        host = urlsplit(url if "//" in url else "//" + url).hostname
+        host = urlsplit(prefix).hostname
     except ValueError:
         return None
     return host or None

@@ -198,3 +198,22 @@ def test_bad_sources(tmp_path, cli):
     write_parquet(only_empty / "a.parquet", [])
     assert_one_line_error(*cli("ingest", only_empty, "--quiet"), "holds no documents")
     assert not (tmp_path / "boilerscope.duckdb").exists()
+
+
+_URL_PART = st.text(alphabet="ab.:@[]1?#/é%-Z", max_size=12)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(st.one_of(st.text(alphabet="hts:/.?#@[]:a1Bé-_%", max_size=30),
+                 st.builds(lambda sc, net, rest: sc + net + rest,
+                           st.sampled_from(["", "http://", "https://", "//", "http:/", "mailto:", "HTTP://"]),
+                           _URL_PART, _URL_PART)))
+def test_site_from_url_is_urllib_hostname(url):
+    """The cached host of a URL's prefix is urllib's hostname of the whole URL."""
+    from urllib.parse import urlsplit
+    from engine.snapshot import _host
+    try:
+        want = urlsplit(url if "//" in url else "//" + url).hostname or None
+    except ValueError:
+        want = None
+    assert _host(url) == (want if url else None)
