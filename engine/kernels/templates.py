@@ -257,6 +257,16 @@ def _fit(arr, need):
 
 
 @njit(**NJIT)
+def _bits(x):
+    """Bits needed for 0 <= x."""
+    b = 0
+    while x > 0:
+        b += 1
+        x >>= 1
+    return b
+
+
+@njit(**NJIT)
 def _ceil_div(a, b):
     return -((-a) // b)
 
@@ -467,9 +477,31 @@ def grow_seed(tokens, doc_of, doc_start, doc_end, seed, a, sigma, min_len, w_max
             if n_kept == 0:
                 continue
             kept = kept[:n_kept]
-            order = kept[np.argsort(ce[kept], kind="mergesort")]
-            order = order[np.argsort(cs[order], kind="mergesort")]
-            order = order[np.argsort(ck[order], kind="mergesort")]
+            # by (key, start, end): one sort of packed keys when they fit 63
+            # bits (candidates equal in all three are interchangeable: only
+            # their (start, end) is kept, once), else three stable sorts
+            mk = 0
+            ms = 0
+            mw = 0
+            for j in kept:
+                if ck[j] > mk:
+                    mk = ck[j]
+                if cs[j] > ms:
+                    ms = cs[j]
+                if ce[j] - cs[j] > mw:
+                    mw = ce[j] - cs[j]
+            bw = _bits(mw)
+            bs = _bits(ms)
+            if _bits(mk) + bs + bw <= 63:
+                packed = np.empty(n_kept, np.int64)
+                for i in range(n_kept):
+                    j = kept[i]
+                    packed[i] = (ck[j] << (bs + bw)) | (cs[j] << bw) | (ce[j] - cs[j])
+                order = kept[np.argsort(packed)]
+            else:
+                order = kept[np.argsort(ce[kept], kind="mergesort")]
+                order = order[np.argsort(cs[order], kind="mergesort")]
+                order = order[np.argsort(ck[order], kind="mergesort")]
             n = n_kept
             lo = 0
             while lo < n:
