@@ -54,17 +54,17 @@ def child(args: list[str]) -> tuple[float, int, int]:
     import threading
     t = time.perf_counter()
     p = subprocess.Popen(CLI + args, cwd=ROOT, stdout=subprocess.DEVNULL)
-    peak = {"anon": 0, "done": False}
+    peak = {"anon": 0}
+    done = threading.Event()
 
     def sample():
-        while not peak["done"]:
+        while not done.wait(0.2):
             peak["anon"] = max(peak["anon"], _anon_bytes(p.pid))
-            time.sleep(0.2)
 
     th = threading.Thread(target=sample, daemon=True)
     th.start()
     _, status, usage = os.wait4(p.pid, 0)
-    peak["done"] = True
+    done.set()
     th.join()
     if status != 0:
         raise SystemExit(f"{' '.join(args)} failed ({status})")
@@ -133,7 +133,7 @@ def main():
                "coverage": summary["coverage"], "phrases": summary["phrases"], "memory": summary.get("memory"),
                "store_bytes": os.path.getsize(db) + disk(db + ".arrays"),
                "shard_bytes": disk(shards)}
-        rows = [r for r in rows if r["size"] != label] + [row]
+        rows.append(row)  # rows holds no row of the sizes run now
         print(f"{label}: mine {mine_s:.0f} s, {mine_rss / 2**30:.2f} GiB, coverage {100 * row['coverage']:.1f}%",
               flush=True)
         if not a.keep:

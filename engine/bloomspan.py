@@ -493,10 +493,10 @@ def _coverage(parts_out, n_tokens, doc_offsets):
     """Step 9: the merged result, ranges by start, and the sweep that keeps
     the ranges not contained in another and counts covered tokens."""
     merged = _merge(parts_out, n_tokens)
-    # ranges by start (packed keys: numpy's vectorised sort; past 2^31 positions
-    # or 2^32 ranges the keys do not fit, an argsort), then the sweep
+    # ranges by start (packed keys: numpy's vectorised sort; with int64
+    # positions or 2^32 ranges the keys do not fit, an argsort), then the sweep
     n_rng = merged["rng_pos"].shape[0]
-    if n_tokens < 2**31 and n_rng < 2**32:
+    if merged["rng_pos"].dtype.itemsize == 4 and n_rng < 2**32:
         keys = (merged["rng_pos"].astype(np.int64) << 32) | np.arange(n_rng, dtype=np.int64)
         keys.sort()
         by_start = keys & 0xFFFFFFFF

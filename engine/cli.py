@@ -160,8 +160,6 @@ def _cmd_clean(args) -> int:
 def _mine_spark(args) -> int:
     from .progress import Progress
     from .spark import DEFAULT_MASTER, mine_spark
-    if args.out is None and args.db is None:
-        raise BoilerscopeError("--engine spark needs somewhere to put the results: give --out DIR or --db STORE")
     if args.snapshot is not None:
         raise BoilerscopeError("--snapshot is for mining a store; --engine spark reads the shards")
     if args.source.lower().endswith(".duckdb"):

@@ -121,13 +121,16 @@ class Plan:
 
 def out_of_core_filter_bytes(n_tokens: int, budget_bytes: int) -> int:
     """Counters of the out-of-core filters: a power of two near a third of
-    the token count, at most a sixteenth of the budget, at least 16 MiB.
+    the token count, at most a sixteenth of the budget, at least 16 MiB; 0
+    (the in-memory size) up to 48M tokens, where 16 MiB is that size.
 
     The in-memory size (at most 16 MiB, to stay in the L3 cache) saturates
     past a few hundred million tokens (see :mod:`engine.outofcore`).  A
     counter array of at most a sixteenth of the budget (four of them live
     at once: two workers, bigrams and L-grams) keeps the false positives,
     and so the groups, proportionate."""
+    if n_tokens <= 3 << 24:
+        return 0
     cap = max(budget_bytes // 16, 1 << 24)
     size = 1 << 24
     while size * 3 < n_tokens and size * 2 <= cap:
@@ -147,10 +150,9 @@ def plan(n_tokens: int, memory=None) -> Plan:
     # a sixteenth of the budget for the chunk's start flags and token pages
     # (5 bytes per token), a quarter for the group's kept starts (16 bytes
     # each, 20 with int64 positions)
-    fbytes = out_of_core_filter_bytes(n_tokens, b) if n_tokens > 3 << 24 else 0
     return Plan(b, True, chunk_tokens=int(min(max(b // 16, 1), MAX_CHUNK_TOKENS)),
                 group_entries=int(max(b // (80 if wide else 64), 1)), release_at=b // 2,
-                filter_bytes=fbytes)
+                filter_bytes=out_of_core_filter_bytes(n_tokens, b))
 
 
 def resident_bytes() -> int:

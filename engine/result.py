@@ -100,8 +100,8 @@ def canonical(fields: dict, n_tokens: int = 0) -> dict:
     keep their order (by start, from the coverage sweep).  So the answer does
     not depend on the miner, the number of chunks, or thread timing.
     Positions are int64 from :data:`WIDE_POSITIONS_FROM` tokens (``n_tokens``)."""
-    wide = pos_dtype(n_tokens)
-    m = {name: np.asarray(fields[name]).astype(wide if name in POSITION_FIELDS else dtype, copy=False)
+    pos = pos_dtype(n_tokens)
+    m = {name: np.asarray(fields[name]).astype(pos if name in POSITION_FIELDS else dtype, copy=False)
          for name, dtype, _ in OUTPUT_FIELDS}
     perm = np.lexsort((m["node_len"], m["node_rep"]))
     inv = np.empty(perm.shape[0], np.int64)

@@ -445,8 +445,8 @@ def store_run(db: str, source: str, meta: pl.DataFrame, offsets, within, res, al
         doc_index = docs["doc_index"].to_numpy().astype(np.int64)  # pseudo-document -> document
         store_offsets = np.asarray(arrays.doc_offsets, np.int64)
         lengths = np.diff(np.asarray(offsets, np.int64))
-        glob = np.repeat(store_offsets[doc_index], lengths) + within  # pseudo position -> snapshot position
-        allp = allp.with_columns(pl.Series("first_pos", glob[np.asarray(res.node_rep, np.int64)]))
+        snap_pos = np.repeat(store_offsets[doc_index], lengths) + within  # pseudo position -> snapshot position
+        allp = allp.with_columns(pl.Series("first_pos", snap_pos[np.asarray(res.node_rep, np.int64)]))
         occ = occ.with_columns(
             pl.Series("doc_index", doc_index[np.asarray(res.occ_doc, np.int64)].astype(np.int32)),
             pl.Series("token_pos", within[np.asarray(res.occ_pos, np.int64)].astype(np.int32)))
@@ -455,7 +455,7 @@ def store_run(db: str, source: str, meta: pl.DataFrame, offsets, within, res, al
         run_docs = pl.DataFrame({"doc_index": np.arange(doc_index.shape[0], dtype=np.int32),
                                  "covered_tokens": covered})
         spans = cov.spans_frame(store_offsets, arrays.span_start, arrays.span_end,
-                                glob[np.asarray(res.rng_pos, np.int64)], res.rng_len, res.rng_node)
+                                snap_pos[np.asarray(res.rng_pos, np.int64)], res.rng_len, res.rng_node)
         summary["snapshot_id"] = sid
         timings["results"] = time.perf_counter() - t
         t_store = time.perf_counter()

@@ -114,6 +114,7 @@ class RawTable:
     that per-chunk lookup took a third of the reading thread's time."""
 
     def __init__(self, start_size: int = 1 << 16):
+        self.start_size = start_size  # also the first size of a slice's output buffers
         self.cap = start_size
         self.slot_id = np.full(2 * start_size, -1, np.int64)
         self.raw_hash = np.empty(start_size, np.uint64)
@@ -123,6 +124,20 @@ class RawTable:
         self.n_raw = 0
         self.n_raw_bytes = 0
         self.mapping = np.empty(0, np.int32)  # vocabulary id of raw ids < len(mapping)
+
+    def grow(self, need_bytes: int) -> None:
+        """Room for one more raw token of ``need_bytes`` bytes."""
+        if 2 * (self.n_raw + 1) > self.cap:
+            self.cap *= 2
+            self.slot_id = K.rehash(self.raw_hash, self.n_raw, self.cap)
+        if self.n_raw + 2 > self.raw_hash.shape[0]:
+            size = 2 * self.raw_hash.shape[0]
+            self.raw_hash = _grown(self.raw_hash, size, self.n_raw)
+            self.raw_ascii = _grown(self.raw_ascii, size, self.n_raw)
+            self.raw_off = _grown(self.raw_off, size + 1, self.n_raw + 1)
+        if self.n_raw_bytes + need_bytes > self.raw_bytes.shape[0]:
+            self.raw_bytes = _grown(self.raw_bytes, max(self.n_raw_bytes + need_bytes, 2 * self.raw_bytes.shape[0]),
+                                    self.n_raw_bytes)
 
     def map_new(self, lowered: dict, vocab: list) -> np.ndarray:
         """Vocabulary ids for the raw tokens not mapped yet (full Unicode
@@ -159,9 +174,7 @@ def _tokenize_slice(data, offsets, cls, d_lo, d_hi, chunk_bytes, progress, table
 
     Returns (raw ids, span starts, span ends, tokens per document)."""
     t = table
-    cap, slot_id, raw_hash, raw_off = t.cap, t.slot_id, t.raw_hash, t.raw_off
-    raw_bytes, raw_ascii, n_raw, n_raw_bytes = t.raw_bytes, t.raw_ascii, t.n_raw, t.n_raw_bytes
-    start_size = cap if n_raw == 0 else 1 << 16
+    start_size = t.start_size
     offs = offsets[d_lo:d_hi + 1]
     n_docs = d_hi - d_lo
     total_bytes = int(offs[-1] - offs[0]) if n_docs else 0
@@ -180,29 +193,18 @@ def _tokenize_slice(data, offsets, cls, d_lo, d_hi, chunk_bytes, progress, table
         d1 = min(max(d1, d0 + 1), n_docs)
         d, b, ci = d0, -1, 0
         while True:
-            status, d, b, ci, need, nt, n_raw, n_raw_bytes = K.tokenize_docs(
-                data, offs[:d1 + 1], d, b, ci, cls, slot_id, raw_hash, raw_off,
-                raw_bytes, raw_ascii, n_raw, n_raw_bytes, out_tok, out_st,
+            status, d, b, ci, need, nt, t.n_raw, t.n_raw_bytes = K.tokenize_docs(
+                data, offs[:d1 + 1], d, b, ci, cls, t.slot_id, t.raw_hash, t.raw_off,
+                t.raw_bytes, t.raw_ascii, t.n_raw, t.n_raw_bytes, out_tok, out_st,
                 out_en, nt, doc_ntok)
             if status == 0:
                 break
             if status == 2:
-                t.cap, t.slot_id, t.raw_hash, t.raw_off = cap, slot_id, raw_hash, raw_off
-                t.raw_bytes, t.raw_ascii, t.n_raw, t.n_raw_bytes = raw_bytes, raw_ascii, n_raw, n_raw_bytes
                 raise BoilerscopeError(
                     f"document at row {d_lo + d} is not valid UTF-8; re-encode the "
                     "snapshot as UTF-8 and ingest it again")
-            # grow whatever is short, then resume at the pending token
-            if 2 * (n_raw + 1) > cap:
-                cap *= 2
-                slot_id = K.rehash(raw_hash, n_raw, cap)
-            if n_raw + 2 > raw_hash.shape[0]:
-                size = 2 * raw_hash.shape[0]
-                raw_hash = _grown(raw_hash, size, n_raw)
-                raw_ascii = _grown(raw_ascii, size, n_raw)
-                raw_off = _grown(raw_off, size + 1, n_raw + 1)
-            if n_raw_bytes + need > raw_bytes.shape[0]:
-                raw_bytes = _grown(raw_bytes, max(n_raw_bytes + need, 2 * raw_bytes.shape[0]), n_raw_bytes)
+            # grow whatever is short (the table's arrays too), then resume at the pending token
+            t.grow(need)
             if nt + 1 > out_tok.shape[0]:
                 size = 2 * out_tok.shape[0]
                 out_tok = _grown(out_tok, size, nt)
@@ -211,8 +213,6 @@ def _tokenize_slice(data, offsets, cls, d_lo, d_hi, chunk_bytes, progress, table
         if progress is not None:
             progress(int(offs[d1] - offs[d0]))
         d0 = d1
-    t.cap, t.slot_id, t.raw_hash, t.raw_off = cap, slot_id, raw_hash, raw_off
-    t.raw_bytes, t.raw_ascii, t.n_raw, t.n_raw_bytes = raw_bytes, raw_ascii, n_raw, n_raw_bytes
     return out_tok[:nt], out_st[:nt], out_en[:nt], doc_ntok
 
 
