@@ -203,80 +203,18 @@ def _seeds(c: _Corpus, a: int, sigma: int):
                 yield q
 
 
-def _matchings(c: _Corpus, pattern: tuple, s: int, e: int, w_max: int):
-    """Every way tokens[s:e] matches the pattern: lists of (start, length) per slot."""
+def _fillers(tokens, fstart, fwidth, n_slots: int, w_max: int) -> list[dict]:
+    """The fillers per slot of a template, from its embeddings' rows (one
+    per embedding and slot, in pattern order): {filler tuple: count}."""
     out = []
-
-    def rec(i, p, slots):
-        if i == len(pattern):
-            if p == e:
-                out.append(list(slots))
-            return
-        item = pattern[i]
-        if item == SLOT:
-            for w in range(1, w_max + 1):
-                if p + w <= e:
-                    rec(i + 1, p + w, slots + [(p, w)])
-        elif p < e and c.tokens[p] == item:
-            rec(i + 1, p + 1, slots)
-
-    rec(0, s, [])
-    return out
-
-
-def _fillers(c: _Corpus, pattern: tuple, s, e, df: int, w_max: int, max_slots: int):
-    """The fillers per slot of a maximal template: {filler tuple: count}."""
-    occ, slot, fstart, fwidth, _ = KT.matchings(c.tokens, np.asarray(pattern, np.int64), s, e, w_max, 0)
-    fillers = [dict() for _ in range(sum(1 for x in pattern if x == SLOT))]
-    toks = c.tokens
-    for j, a, w in zip(slot.tolist(), fstart.tolist(), fwidth.tolist()):
-        f = tuple(toks[a:a + w].tolist())
-        fillers[j][f] = fillers[j].get(f, 0) + 1
-    return fillers
-
-
-def _maximal_exact(c: _Corpus, pattern: tuple, s, e, df: int, w_max: int, max_slots: int):
-    """The maximality check in plain Python and numpy (exact, slow)."""
-    docs = c.doc_of[s]
-    n_slots = sum(1 for x in pattern if x == SLOT)
-    # a token, or a slot and a token (while slots are allowed), before or after every occurrence
-    for side in ("left", "right"):
-        keys, dd = [], []
-        for w in range(0, (w_max if n_slots < max_slots else 0) + 1):
-            q = s - 1 - w if side == "left" else e + w
-            ok = (q >= c.doc_start[s]) if side == "left" else (q < c.doc_end[s])
-            if not ok.any():
-                continue
-            # w = 0: the token right beside; w >= 1: a slot of w tokens first
-            keys.append(c.tokens[q[ok]] * 2 + (1 if w else 0))
-            dd.append(docs[ok])
-        if keys:
-            k = np.concatenate(keys)
-            d = np.concatenate(dd)
-            pairs = np.unique(np.stack([k, d], axis=1), axis=0)
-            if pairs.shape[0] and np.unique(pairs[:, 0], return_counts=True)[1].max() >= df:
-                return None
-    # a slot made constant: a filler present in every document
-    n_slots = sum(1 for x in pattern if x == SLOT)
-    fillers = [dict() for _ in range(n_slots)]
-    seen = [dict() for _ in range(n_slots)]
-    narrow = {}
-    for si, ei, d in zip(s.tolist(), e.tolist(), docs.tolist()):
-        for m in _matchings(c, pattern, si, ei, w_max):
-            for j, (a, w) in enumerate(m):
-                f = tuple(c.tokens[a:a + w].tolist())
-                seen[j].setdefault(f, set()).add(d)
-                fillers[j][f] = fillers[j].get(f, 0) + 1
-                for k in range(1, w + 1):
-                    narrow.setdefault((j, 0, f[:k]), set()).add(d)
-                    narrow.setdefault((j, 1, f[-k:]), set()).add(d)
+    span = np.arange(w_max)
     for j in range(n_slots):
-        if any(len(ds) >= df for ds in seen[j].values()):
-            return None
-    # a slot narrowed: its fillers begin (or end) with the same tokens in every document
-    if any(len(ds) >= df for ds in narrow.values()):
-        return None
-    return fillers
+        a, w = fstart[j::n_slots], fwidth[j::n_slots]
+        inside = span[None, :] < w[:, None]
+        grid = np.where(inside, tokens[np.minimum(a[:, None] + span[None, :], tokens.shape[0] - 1)], -1)
+        uniq, counts = np.unique(grid, axis=0, return_counts=True)
+        out.append({tuple(int(x) for x in row if x >= 0): int(n) for row, n in zip(uniq, counts)})
+    return out
 
 
 def mine_templates(tokens, doc_offsets, sigma: int, min_len: int, max_slot: int = 4,
@@ -331,7 +269,7 @@ def mine_templates(tokens, doc_offsets, sigma: int, min_len: int, max_slot: int 
     with ThreadPoolExecutor(workers) if workers > 1 else contextlib.nullcontext() as pool:
         grown = pool.map(grow, batches) if pool is not None else map(grow, batches)
         results = (r for batch in grown for r in batch)  # in seed order, whichever thread grew them
-        found, n_seeds, n_nodes, truncated = _collect(c, seeds, results, w_max, max_slots, progress)
+        found, n_seeds, n_nodes, truncated = _collect(c, seeds, results, w_max, progress)
     if truncated:
         log.warning("templates: %d of %d seeds stopped at the work bound %d (their anchors may miss templates)",
                     len(truncated), n_seeds, max_work)
@@ -345,25 +283,24 @@ def mine_templates(tokens, doc_offsets, sigma: int, min_len: int, max_slot: int 
     return found
 
 
-def _collect(c: _Corpus, seeds, results, w_max: int, max_slots: int, progress):
-    """The templates of the grown seeds, in seed order: the fillers of each
-    (and the exact maximality check where the kernel was unsure)."""
+def _collect(c: _Corpus, seeds, results, w_max: int, progress):
+    """The templates of the grown seeds, in seed order, with the fillers of
+    each."""
     found: list[Template] = []
     n_seeds = n_nodes = 0
     truncated = []
     for k, (pos, grown) in enumerate(zip(seeds, results)):
         n_seeds += 1
-        pat, pat_off, dfs, flags, occ_s, occ_e, occ_off, nodes, cut = grown
+        pat, pat_off, dfs, occ_s, occ_e, occ_off, fill_s, fill_w, fill_off, nodes, cut = grown
         n_nodes += int(nodes)
         if cut:
             truncated.append((int(pos[0]), c.df(pos)))
         for i in range(dfs.shape[0]):
             pattern = tuple(int(x) for x in pat[pat_off[i]:pat_off[i + 1]])
             s, e = occ_s[occ_off[i]:occ_off[i + 1]].copy(), occ_e[occ_off[i]:occ_off[i + 1]].copy()
-            df = int(dfs[i])
-            fill = (_maximal_exact if flags[i] < 0 else _fillers)(c, pattern, s, e, df, w_max, max_slots)
-            if fill is not None:
-                found.append(Template(pattern=pattern, df=df, starts=s, ends=e, fillers=fill))
+            fill = _fillers(c.tokens, fill_s[fill_off[i]:fill_off[i + 1]], fill_w[fill_off[i]:fill_off[i + 1]],
+                            sum(1 for x in pattern if x == SLOT), w_max)
+            found.append(Template(pattern=pattern, df=int(dfs[i]), starts=s, ends=e, fillers=fill))
         if progress is not None and k % 256 == 0:
             progress(k / max(len(seeds), 1))
     return found, n_seeds, n_nodes, truncated

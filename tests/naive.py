@@ -207,6 +207,25 @@ def extensions(pattern: tuple, vocab: list, max_slot: int):
 COHESION = 4  #: a template's df is at least 1/COHESION of its anchor's df
 
 
+def maximal(p: tuple, df: int, docs: list[list], vocab: list, max_slot: int, max_slots: int) -> bool:
+    """No single-step extension (see :func:`extensions`) with at most
+    max_slots slots has df documents, and no slot can be narrowed: no tokens
+    f (the whole filler included) begin (or end) a filler of that slot in
+    every document."""
+    if any(pattern_df(q, docs, max_slot) >= df for q in extensions(p, vocab, max_slot)
+           if sum(1 for x in q if x is SLOT) <= max_slots):
+        return False
+    narrowed = {}
+    for i, d in enumerate(docs):
+        for st in range(len(d)):
+            for _, fills in pattern_fillers(p, d, st, max_slot):
+                for j, f in enumerate(fills):
+                    for m in range(1, len(f) + 1):
+                        narrowed.setdefault((j, "start", f[:m]), set()).add(i)
+                        narrowed.setdefault((j, "end", f[-m:]), set()).add(i)
+    return not any(len(v) >= df for v in narrowed.values())
+
+
 def templates(docs: list[list], sigma: int, min_len: int, max_slot: int, max_slots: int = 4) -> dict[tuple, int]:
     """The maximal frequent templates, by the definitions (README, Templates):
     {pattern tuple (None for a slot): df}.
@@ -253,22 +272,8 @@ def templates(docs: list[list], sigma: int, min_len: int, max_slot: int, max_slo
         df = pattern_df(p, docs, max_slot)
         if df < sigma or COHESION * df < pattern_df(anchor, docs, max_slot):
             continue
-        if any(pattern_df(q, docs, max_slot) >= df for q in extensions(p, vocab, max_slot)
-               if sum(1 for x in q if x is SLOT) <= max_slots):
-            continue
-        # a slot whose fillers, in every document, start (or end) with the same
-        # tokens f (the whole filler included) is narrowed: not maximal
-        narrowed = {}
-        for i, d in enumerate(docs):
-            for st in range(len(d)):
-                for _, fills in pattern_fillers(p, d, st, max_slot):
-                    for j, f in enumerate(fills):
-                        for m in range(1, len(f) + 1):
-                            narrowed.setdefault((j, "start", f[:m]), set()).add(i)
-                            narrowed.setdefault((j, "end", f[-m:]), set()).add(i)
-        if any(len(v) >= df for v in narrowed.values()):
-            continue
-        out[p] = df
+        if maximal(p, df, docs, vocab, max_slot, max_slots):
+            out[p] = df
     # subsumed: in each of its documents, an occurrence inside an occurrence
     # of another reported template that has more documents, or as many and
     # not the other way round

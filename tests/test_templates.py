@@ -145,10 +145,11 @@ def test_max_slot_out_of_range_exits_2(cli, tmp_path, bad):
 @given(docs=st.lists(st.lists(st.sampled_from("abc"), min_size=1, max_size=8), min_size=1, max_size=5),
        data=st.data(), max_slot=st.integers(1, 3), max_slots=st.integers(1, 3))
 def test_numba_maximality_check_equals_the_exact_one(docs, data, max_slot, max_slots):
-    """The kernel's check (used in the growth) and the exact Python one (used
-    when a hash collides) agree on any pattern cut from the corpus."""
+    """The kernel's check (counts of first and last filler tokens, no
+    prefixes) agrees with the definition (tests/naive.py) on any pattern cut
+    from the corpus."""
     from engine.kernels import templates as KT
-    from engine.templates import _Corpus, _maximal_exact
+    from engine.templates import _Corpus
     vocab = {t: i for i, t in enumerate("abc")}
     flat = np.array([vocab[t] for d in docs for t in d], np.int64)
     off = np.zeros(len(docs) + 1, np.int64)
@@ -173,10 +174,13 @@ def test_numba_maximality_check_equals_the_exact_one(docs, data, max_slot, max_s
     starts, ends = np.array(starts, np.int64), np.array(ends, np.int64)
     c = _Corpus(flat, off)
     df = c.df(starts)
+    scratch = np.zeros(3, np.int64), np.full(3, -1, np.int64)
     fast = KT.maximal_check(c.tokens, c.doc_of, c.doc_start, c.doc_end, np.array(pattern, np.int64),
-                            starts, ends, df, max_slot, max_slots, 0)
-    exact = _maximal_exact(c, tuple(pattern), starts, ends, df, max_slot, max_slots)
-    assert fast == (0 if exact is None else 1)
+                            starts, ends, df, max_slot, max_slots, *scratch)
+    assert naive.pattern_df(key, docs, max_slot) == df
+    exact = naive.maximal(key, df, docs, list("abc"), max_slot, max_slots)
+    assert fast == int(exact)
+    assert (scratch[0] == 0).all() and (scratch[1] == -1).all()  # the scratch is left as it came
 
 
 def test_clean_cuts_a_noise_template_with_the_runs_slot_width(cli, tmp_path):

@@ -1,5 +1,5 @@
-"""Kernels of the template miner (:mod:`engine.templates`): the maximality
-check of one candidate on its own occurrences."""
+"""Kernels of the template miner (:mod:`engine.templates`): the growth of
+one seed and the maximality check of one candidate on its own occurrences."""
 from __future__ import annotations
 
 import numpy as np
@@ -8,13 +8,6 @@ from numba import njit
 from ..config import NJIT
 
 SLOT = -1
-_P = np.uint64(1099511628211)
-_G = np.uint64(0x9E3779B97F4A7C15)
-
-
-@njit(**NJIT)
-def _mix(h, x):
-    return h * _P + (np.uint64(x) + _G)
 
 
 @njit(**NJIT)
@@ -93,157 +86,116 @@ def matchings(tokens, pattern, starts, ends, w_max, limit):
 
 
 @njit(**NJIT)
-def _key_run(keys, docs, lo):
-    """The run of keys equal to ``keys[lo]`` (keys/docs sorted by (key,
-    doc)): its end and its number of distinct docs."""
-    hi = lo
-    distinct = 0
-    while hi < keys.shape[0] and keys[hi] == keys[lo]:
-        if hi == lo or docs[hi] != docs[hi - 1]:
-            distinct += 1
-        hi += 1
-    return hi, distinct
+def _reaches(keys, docs, n, df, key_docs, key_last):
+    """True when one of ``keys[:n]`` comes with df distinct documents.
+
+    ``docs[:n]`` must come grouped (a document's entries together, as they
+    are for occurrences sorted by start); ``key_docs`` (zeros) and
+    ``key_last`` (-1) are the caller's scratch, one entry per token id, and
+    are left as they came.  O(n), no sort.
+    """
+    hit = False
+    for j in range(n):
+        k = keys[j]
+        if key_last[k] != docs[j]:
+            key_last[k] = docs[j]
+            key_docs[k] += 1
+            if key_docs[k] >= df:
+                hit = True
+    for j in range(n):
+        key_docs[keys[j]] = 0
+        key_last[keys[j]] = -1
+    return hit
+
+
+LEFT_TOKEN, LEFT_SLOT, RIGHT_TOKEN, RIGHT_SLOT = 1, 2, 4, 8  #: extension families (bits)
 
 
 @njit(**NJIT)
-def _widest_key_run(keys, docs, df):
-    """Index of the first element of a run of equal keys with at least df
-    distinct docs (keys/docs sorted by (key, doc)), else -1."""
-    n = keys.shape[0]
-    lo = 0
-    while lo < n:
-        hi, distinct = _key_run(keys, docs, lo)
-        if distinct >= df:
-            return lo
-        lo = hi
-    return -1
+def _maximal_core(tokens, doc_of, doc_start, doc_end, starts, ends, fstart, fwidth, lo, n, stride, n_slots, df,
+                  w_max, max_slots, known, key_docs, key_last):
+    """1 when the embeddings ``lo .. lo + n - 1`` of a candidate with df
+    documents show it maximal, else 0.
 
+    An embedding is one way an occurrence matches: ``starts[i], ends[i]``
+    and, for its slot j (in pattern order), the filler
+    ``fstart[i * stride + j]``, ``fwidth[i * stride + j]``.  The embeddings
+    are every matching of every occurrence, sorted by start.  ``known``
+    (bits ``LEFT_TOKEN`` ...) names the extension families already counted
+    by the caller and found below df.  Every test counts distinct documents
+    per token id (:func:`_reaches`); nothing is sorted:
 
-@njit(**NJIT)
-def _sort_pairs(keys, docs):
-    o = np.argsort(docs, kind="mergesort")
-    keys, docs = keys[o], docs[o]
-    o = np.argsort(keys, kind="mergesort")
-    return keys[o], docs[o]
-
-
-@njit(**NJIT)
-def side_extension(tokens, doc_of, doc_start, doc_end, starts, ends, df, w_max, slot_ok):
-    """True when a token, or a slot of 1..w_max tokens and a token, before or
-    after the occurrences is in df documents (an exact count: the key is the
-    token id itself); a slot only when ``slot_ok`` (the pattern has fewer
-    slots than allowed)."""
-    w_hi = w_max if slot_ok else 0
-    n = starts.shape[0]
+    * a token right before (after) the occurrences, or, while the pattern
+      has fewer than ``max_slots`` slots, a token 2 to W + 1 positions
+      before (after) them (a slot and that token), in df documents;
+    * a slot made constant or narrowed: some filler of that slot begins (or
+      ends) with the same tokens f in every document.  When f does, so does
+      its first (last) token, and a filler made constant is such an f, so
+      counting the first and the last token of each slot's fillers decides.
+    """
+    w_hi = w_max if n_slots < max_slots else 0
+    keys = np.empty(max(1, n * max(1, w_hi)), np.int64)
+    docs = np.empty(keys.shape[0], np.int64)
     for side in range(2):
-        keys = np.empty(n * (w_hi + 1), np.int64)
-        docs = np.empty(n * (w_hi + 1), np.int64)
-        k = 0
-        for o in range(n):
-            s = starts[o]
-            for w in range(w_hi + 1):
-                if side == 0:
-                    q = s - 1 - w
-                    ok = q >= doc_start[s]
-                else:
-                    q = ends[o] + w
-                    ok = q < doc_end[s]
-                if ok:
-                    keys[k] = tokens[q] * 2 + (1 if w > 0 else 0)
-                    docs[k] = doc_of[s]
-                    k += 1
-        sk, sd = _sort_pairs(keys[:k], docs[:k])
-        if _widest_key_run(sk, sd, df) >= 0:
-            return True
-    return False
+        for slotted in range(2 if w_hi > 0 else 1):
+            bit = (RIGHT_TOKEN if side else LEFT_TOKEN) * (2 if slotted else 1)
+            if known & bit:
+                continue
+            w_lo = 1 if slotted else 0
+            w_top = w_hi if slotted else 0
+            m = 0
+            for o in range(lo, lo + n):
+                st = starts[o]
+                for w in range(w_lo, w_top + 1):
+                    if side == 0:
+                        q = st - 1 - w
+                        if q < doc_start[st]:
+                            break
+                    else:
+                        q = ends[o] + w
+                        if q >= doc_end[st]:
+                            break
+                    keys[m] = tokens[q]
+                    docs[m] = doc_of[st]
+                    m += 1
+            if _reaches(keys, docs, m, df, key_docs, key_last):
+                return 0
+    for j in range(n_slots):
+        for side in range(2):
+            for i in range(n):
+                r = (lo + i) * stride + j
+                keys[i] = tokens[fstart[r]] if side == 0 else tokens[fstart[r] + fwidth[r] - 1]
+                docs[i] = doc_of[starts[lo + i]]
+            if _reaches(keys, docs, n, df, key_docs, key_last):
+                return 0
+    return 1
 
 
 @njit(**NJIT)
-def filler_keys(tokens, doc_of, starts, occ, slot, fstart, fwidth):
-    """Hash keys of the prefixes and suffixes of the fillers (the whole
-    filler is both), with the document of each: ``keys, docs, kind, row,
-    length`` (kind 1: a prefix of ``length`` tokens, 2: a suffix)."""
-    total = 0
-    for r in range(fwidth.shape[0]):
-        total += 2 * fwidth[r]
-    keys = np.empty(total, np.uint64)
-    docs = np.empty(total, np.int64)
-    kind = np.empty(total, np.int64)
-    row = np.empty(total, np.int64)
-    length = np.empty(total, np.int64)
-    k = 0
-    for r in range(fwidth.shape[0]):
-        d = doc_of[starts[occ[r]]]
-        a = fstart[r]
-        w = fwidth[r]
-        for kd in range(1, 3):
-            for ln in range(1, w + 1):
-                b = a if kd < 2 else a + w - ln
-                h = _mix(_mix(_mix(np.uint64(0), slot[r]), kd), ln)
-                for t in range(ln):
-                    h = _mix(h, tokens[b + t])
-                keys[k] = h
-                docs[k] = d
-                kind[k] = kd
-                row[k] = r
-                length[k] = ln
-                k += 1
-    return keys, docs, kind, row, length
-
-
-@njit(**NJIT)
-def _same_tokens(tokens, kind, row, length, fstart, fwidth, slot, members):
-    """True when every member has the same slot, kind, length and tokens."""
-    r0 = row[members[0]]
-    for i in range(1, members.shape[0]):
-        r = row[members[i]]
-        if kind[members[i]] != kind[members[0]] or length[members[i]] != length[members[0]]:
-            return False
-        if slot[r] != slot[r0]:
-            return False
-        ln = length[members[0]]
-        a0 = fstart[r0] if kind[members[0]] < 2 else fstart[r0] + fwidth[r0] - ln
-        a = fstart[r] if kind[members[i]] < 2 else fstart[r] + fwidth[r] - ln
-        for t in range(ln):
-            if tokens[a + t] != tokens[a0 + t]:
-                return False
-    return True
-
-
-@njit(**NJIT)
-def maximal_check(tokens, doc_of, doc_start, doc_end, pattern, starts, ends, df, w_max, max_slots, limit):
-    """1 when the candidate is maximal (no single-step extension keeps df and
-    no slot can be narrowed; :mod:`engine.templates`), 0 when it is not, -1
-    when a 64-bit hash collision makes the fast check unsure (the caller
-    then decides in exact Python), -2 when its matchings pass ``limit``
-    rows (> 0; undecided)."""
+def maximal_check(tokens, doc_of, doc_start, doc_end, pattern, starts, ends, df, w_max, max_slots,
+                  key_docs, key_last):
+    """1 when the pattern, whose occurrences (sorted by start) are ``starts,
+    ends``, is maximal (:mod:`engine.templates`), else 0: its embeddings
+    enumerated by :func:`matchings`, then :func:`_maximal_core` with no
+    family known.  ``key_docs`` (zeros) and ``key_last`` (-1), one entry per
+    token id, are scratch, left as they came."""
     n_slots = 0
     for i in range(pattern.shape[0]):
         if pattern[i] == SLOT:
             n_slots += 1
-    if side_extension(tokens, doc_of, doc_start, doc_end, starts, ends, df, w_max, n_slots < max_slots):
-        return 0
-    occ, slot, fstart, fwidth, complete = matchings(tokens, pattern, starts, ends, w_max, limit)
-    if not complete:
-        return -2
-    keys, docs, kind, row, length = filler_keys(tokens, doc_of, starts, occ, slot, fstart, fwidth)
-    o = np.argsort(docs, kind="mergesort")
-    o = o[np.argsort(keys[o], kind="mergesort")]
-    sk = keys[o]
-    sd = docs[o]
-    n = sk.shape[0]
-    lo = 0
-    unsure = False
-    while lo < n:
-        hi, distinct = _key_run(sk, sd, lo)
-        if distinct >= df:
-            # a filler in every document (slot made constant) or a common
-            # prefix/suffix (slot narrowed): verify it token by token
-            if _same_tokens(tokens, kind, row, length, fstart, fwidth, slot, o[lo:hi]):
-                return 0
-            unsure = True
-        lo = hi
-    return -1 if unsure else 1
+    if n_slots == 0:
+        none = np.zeros(1, np.int64)
+        return _maximal_core(tokens, doc_of, doc_start, doc_end, starts, ends, none, none, 0, starts.shape[0], 0,
+                             0, df, w_max, max_slots, 0, key_docs, key_last)
+    occ, slot, fstart, fwidth, _ = matchings(tokens, pattern, starts, ends, w_max, 0)
+    n = occ.shape[0] // n_slots
+    es = np.empty(n, np.int64)
+    ee = np.empty(n, np.int64)
+    for i in range(n):
+        es[i] = starts[occ[i * n_slots]]
+        ee[i] = ends[occ[i * n_slots]]
+    return _maximal_core(tokens, doc_of, doc_start, doc_end, es, ee, fstart, fwidth, 0, n, n_slots, n_slots, df,
+                         w_max, max_slots, 0, key_docs, key_last)
 
 
 @njit(**NJIT)
@@ -272,6 +224,29 @@ def _ceil_div(a, b):
 
 
 @njit(**NJIT)
+def _narrowable_everywhere(tokens, fstart, fwidth, lo, n, stride, n_slots):
+    """True when, for some slot, the fillers of all the embeddings
+    ``lo .. lo + n - 1`` begin (or all end) with one token."""
+    for j in range(n_slots):
+        r0 = lo * stride + j
+        first = tokens[fstart[r0]]
+        last = tokens[fstart[r0] + fwidth[r0] - 1]
+        same_first = True
+        same_last = True
+        for i in range(lo + 1, lo + n):
+            r = i * stride + j
+            if same_first and tokens[fstart[r]] != first:
+                same_first = False
+            if same_last and tokens[fstart[r] + fwidth[r] - 1] != last:
+                same_last = False
+            if not (same_first or same_last):
+                break
+        if same_first or same_last:
+            return True
+    return False
+
+
+@njit(**NJIT)
 def grow_seed(tokens, doc_of, doc_start, doc_end, seed, a, sigma, min_len, w_max, max_slots, cohesion, max_work,
               key_docs, key_last):
     """Every maximal template whose anchor starts with the seed (an A-gram,
@@ -279,16 +254,22 @@ def grow_seed(tokens, doc_of, doc_start, doc_end, seed, a, sigma, min_len, w_max
     each right node, the maximality check of each candidate
     (:mod:`engine.templates`, steps 2-4), depth first with an explicit stack.
 
-    Occurrence sets and patterns live in pools used as stacks: the children
-    of a node are written above it and a popped node drops whatever its later
-    siblings left.  A group of children is one key (the token added) after a
-    sort by (key, start, end); it is kept when its distinct documents reach
-    the threshold and, for a slot just added, unless the fillers of its
-    elements all begin (or all end) with one token (then they do in every
-    extension too, where the slot can be narrowed: nothing grown from it is
-    maximal).  Closed chains are passed through (:mod:`engine.templates`).
+    A node holds its *embeddings*: every way each of its occurrences
+    matches, as (start, end) and the filler (start, width) of each slot.  A
+    child's embeddings are its parent's extended by one step, so the
+    fillers are never searched for again: the maximality check reads them,
+    and a node whose fillers of one slot all begin (or all end) with one
+    token is dropped with its subtree (so do they in every extension, where
+    that slot can be narrowed: nothing below it is maximal).
 
-    ``max_work`` (> 0) bounds the work (occurrences x (W + 1) plus pattern
+    Embeddings, fillers and patterns live in pools used as stacks: the
+    children of a node are written above it and a popped node drops
+    whatever its later siblings left.  A family of children is one key (the
+    token added) after a sort by (key, start, end); a child is kept when its
+    distinct documents reach the threshold.  Closed chains are passed
+    through (:mod:`engine.templates`).
+
+    ``max_work`` (> 0) bounds the work (embeddings x (W + 1) plus pattern
     length, summed over the nodes): past it the growth stops, ``truncated``.
 
     ``key_docs`` (zeros) and ``key_last`` (-1), one entry per token id, are
@@ -296,14 +277,17 @@ def grow_seed(tokens, doc_of, doc_start, doc_end, seed, a, sigma, min_len, w_max
     the sort of a family of children, the distinct documents of each key
     are counted in them (the candidates come grouped by document), and only
     the candidates of keys that reach the threshold are sorted.  Most keys
-    never do, so a node costs O(occurrences x W) plus a sort of the few
-    children kept.
+    never do, so a node costs O(embeddings x W) plus a sort of the few
+    children kept.  The counts also tell the maximality check which
+    extensions it need not count again.
 
-    Returns ``pat, pat_off, dfs, flags, occ_s, occ_e, occ_off, nodes,
-    truncated``: the templates' patterns (``SLOT`` for a slot), df, flag (1
-    maximal, -1 the check was unsure and the caller decides), occurrences,
-    the nodes visited and whether the work bound stopped the growth.
+    Returns ``pat, pat_off, dfs, occ_s, occ_e, occ_off, fill_s, fill_w,
+    fill_off, nodes, truncated``: the maximal templates' patterns (``SLOT``
+    for a slot), df, distinct occurrences, the fillers of their embeddings
+    (one row per embedding and slot, in pattern order), the nodes visited
+    and whether the work bound stopped the growth.
     """
+    ms = max(1, max_slots)  # filler columns per embedding
     # node stack
     cap = 64
     n_pat_off = np.empty(cap, np.int64)
@@ -317,16 +301,21 @@ def grow_seed(tokens, doc_of, doc_start, doc_end, seed, a, sigma, min_len, w_max
     n_adf = np.empty(cap, np.int64)     # right phase: the anchor's df once closed, else -1
     n_thr = np.empty(cap, np.int64)     # left phase: threshold
     ppool = np.empty(1024, np.int64)
-    spool = np.empty(4 * seed.shape[0] + 64, np.int64)
-    epool = np.empty(4 * seed.shape[0] + 64, np.int64)
+    k = seed.shape[0]
+    spool = np.empty(4 * k + 64, np.int64)
+    epool = np.empty(4 * k + 64, np.int64)
+    fspool = np.empty((4 * k + 64) * ms, np.int64)
+    fwpool = np.empty((4 * k + 64) * ms, np.int64)
     # outputs
     o_pat = np.empty(256, np.int64)
     o_pat_off = np.zeros(17, np.int64)
     o_df = np.empty(16, np.int64)
-    o_flag = np.empty(16, np.int64)
     o_s = np.empty(256, np.int64)
     o_e = np.empty(256, np.int64)
     o_occ_off = np.zeros(17, np.int64)
+    o_fs = np.empty(256, np.int64)
+    o_fw = np.empty(256, np.int64)
+    o_f_off = np.zeros(17, np.int64)
     n_out = 0
     # candidate buffers of one expansion
     ck = np.empty(16, np.int64)
@@ -334,11 +323,11 @@ def grow_seed(tokens, doc_of, doc_start, doc_end, seed, a, sigma, min_len, w_max
     ce = np.empty(16, np.int64)
     cfs = np.empty(16, np.int64)
     cfw = np.empty(16, np.int64)
+    csrc = np.empty(16, np.int64)
 
     # the root: the seed
     for i in range(a):
         ppool[i] = tokens[seed[0] + i]
-    k = seed.shape[0]
     spool[:k] = seed
     epool[:k] = seed + a
     d0 = 1
@@ -370,18 +359,22 @@ def grow_seed(tokens, doc_of, doc_start, doc_end, seed, a, sigma, min_len, w_max
         oo, ol = n_occ_off[top], n_occ_len[top]
         df, consts, phase = n_df[top], n_consts[top], n_phase[top]
         first, adf, thr = n_first[top], n_adf[top], n_thr[top]
+        n_sl = pl - consts
         ptop = po + pl          # pools above this node are free
         otop = oo + ol
-        s = spool[oo:oo + ol]
-        e = epool[oo:oo + ol]
+        # a slot narrowable in every embedding: so in every extension
+        if n_sl > 0 and _narrowable_everywhere(tokens, fspool, fwpool, oo, ol, ms, n_sl):
+            continue
         # closures: one token before (after) every occurrence
         left_closed = True
         right_closed = phase == 0
-        for i in range(ol):
-            si, ei = s[i], e[i]
-            if left_closed and (si - 1 < doc_start[si] or tokens[si - 1] != tokens[s[0] - 1]):
+        s0 = spool[oo]
+        e0 = epool[oo]
+        for i in range(oo, oo + ol):
+            si, ei = spool[i], epool[i]
+            if left_closed and (si - 1 < doc_start[si] or tokens[si - 1] != tokens[s0 - 1]):
                 left_closed = False
-            if right_closed and (ei >= doc_end[si] or tokens[ei] != tokens[e[0]]):
+            if right_closed and (ei >= doc_end[si] or tokens[ei] != tokens[e0]):
                 right_closed = False
             if not (left_closed or right_closed):
                 break
@@ -390,6 +383,7 @@ def grow_seed(tokens, doc_of, doc_start, doc_end, seed, a, sigma, min_len, w_max
         # expansions: (kind, threshold) per family of children
         #   kind 0: x * P (left)   1: x P (left)   2: P x (right)   3: P * x (right)
         same_df_child = False
+        known = 0  # extension families counted here (none of them keeps df unless same_df_child)
         thr_here = sigma
         if phase == 0:
             here = _ceil_div(adf if adf >= 0 else df, cohesion)
@@ -399,18 +393,22 @@ def grow_seed(tokens, doc_of, doc_start, doc_end, seed, a, sigma, min_len, w_max
                 continue
             if (left_closed and kind != 1) or (right_closed and kind != 2):
                 continue
-            if (kind == 0 or kind == 3) and pl - consts >= max_slots:
+            if (kind == 0 or kind == 3) and n_sl >= max_slots:
                 continue
             if kind == 1 and not (phase == 1 and first > 0 and first + 1 < a):
                 continue
             if kind == 0:
                 t = thr if phase == 1 else thr_here
+                known |= LEFT_SLOT
             elif kind == 1:
                 t = thr
+                known |= LEFT_TOKEN
             elif kind == 2:
                 t = sigma if adf < 0 else thr_here
+                known |= RIGHT_TOKEN
             else:
                 t = thr_here
+                known |= RIGHT_SLOT
             width_hi = w_max if (kind == 0 or kind == 3) else 1
             # gather the candidates
             need = ol * width_hi
@@ -419,15 +417,15 @@ def grow_seed(tokens, doc_of, doc_start, doc_end, seed, a, sigma, min_len, w_max
             ce = _fit(ce, need)
             cfs = _fit(cfs, need)
             cfw = _fit(cfw, need)
+            csrc = _fit(csrc, need)
             n = 0
             for i in range(ol):
-                si, ei = s[i], e[i]
+                si, ei = spool[oo + i], epool[oo + i]
                 for w in range(1, width_hi + 1):
                     if kind == 0:
                         q = si - 1 - w
                         if q < doc_start[si]:
                             break
-                        ck[n] = tokens[q]
                         cs[n] = q
                         ce[n] = ei
                         cfs[n] = q + 1
@@ -436,25 +434,24 @@ def grow_seed(tokens, doc_of, doc_start, doc_end, seed, a, sigma, min_len, w_max
                         q = si - 1
                         if q < doc_start[si]:
                             break
-                        ck[n] = tokens[q]
                         cs[n] = q
                         ce[n] = ei
                     elif kind == 2:
                         q = ei
                         if q >= doc_end[si]:
                             break
-                        ck[n] = tokens[q]
                         cs[n] = si
                         ce[n] = q + 1
                     else:
                         q = ei + w
                         if q >= doc_end[si]:
                             break
-                        ck[n] = tokens[q]
                         cs[n] = si
                         ce[n] = q + 1
                         cfs[n] = ei
                         cfw[n] = w
+                    ck[n] = tokens[q]
+                    csrc[n] = oo + i
                     n += 1
             if n == 0:
                 continue
@@ -477,26 +474,26 @@ def grow_seed(tokens, doc_of, doc_start, doc_end, seed, a, sigma, min_len, w_max
             if n_kept == 0:
                 continue
             kept = kept[:n_kept]
-            # by (key, start, end): one sort of packed keys when they fit 63
-            # bits (candidates equal in all three are interchangeable: only
-            # their (start, end) is kept, once), else three stable sorts
+            # by (key, start, end, candidate): one sort of packed keys when
+            # they fit 63 bits, else four stable sorts
             mk = 0
-            ms = 0
+            ms_ = 0
             mw = 0
             for j in kept:
                 if ck[j] > mk:
                     mk = ck[j]
-                if cs[j] > ms:
-                    ms = cs[j]
+                if cs[j] > ms_:
+                    ms_ = cs[j]
                 if ce[j] - cs[j] > mw:
                     mw = ce[j] - cs[j]
             bw = _bits(mw)
-            bs = _bits(ms)
-            if _bits(mk) + bs + bw <= 63:
+            bs = _bits(ms_)
+            bj = _bits(n)
+            if _bits(mk) + bs + bw + bj <= 63:
                 packed = np.empty(n_kept, np.int64)
                 for i in range(n_kept):
                     j = kept[i]
-                    packed[i] = (ck[j] << (bs + bw)) | (cs[j] << bw) | (ce[j] - cs[j])
+                    packed[i] = (((ck[j] << bs | cs[j]) << bw | (ce[j] - cs[j])) << bj) | j
                 order = kept[np.argsort(packed)]
             else:
                 order = kept[np.argsort(ce[kept], kind="mergesort")]
@@ -535,7 +532,7 @@ def grow_seed(tokens, doc_of, doc_start, doc_end, seed, a, sigma, min_len, w_max
                             break
                     if same_first or same_last:
                         continue
-                # push the child: pattern, then its distinct (start, end) pairs
+                # push the child: pattern, then its embeddings
                 extra = 2 if (kind == 0 or kind == 3) else 1
                 ppool = _fit(ppool, ptop + pl + extra)
                 if kind == 0:
@@ -552,18 +549,28 @@ def grow_seed(tokens, doc_of, doc_start, doc_end, seed, a, sigma, min_len, w_max
                     ppool[ptop:ptop + pl] = ppool[po:po + pl]
                     ppool[ptop + pl] = SLOT
                     ppool[ptop + pl + 1] = key
-                spool = _fit(spool, otop + g_hi - g_lo)
-                epool = _fit(epool, otop + g_hi - g_lo)
-                s = spool[oo:oo + ol]
-                e = epool[oo:oo + ol]
-                m = 0
-                for j in range(g_lo, g_hi):
-                    r = order[j]
-                    if m > 0 and spool[otop + m - 1] == cs[r] and epool[otop + m - 1] == ce[r]:
-                        continue
-                    spool[otop + m] = cs[r]
-                    epool[otop + m] = ce[r]
-                    m += 1
+                m = g_hi - g_lo
+                spool = _fit(spool, otop + m)
+                epool = _fit(epool, otop + m)
+                fspool = _fit(fspool, (otop + m) * ms)
+                fwpool = _fit(fwpool, (otop + m) * ms)
+                shift = 1 if kind == 0 else 0
+                for jj in range(m):
+                    r = order[g_lo + jj]
+                    row = otop + jj
+                    spool[row] = cs[r]
+                    epool[row] = ce[r]
+                    src = csrc[r] * ms
+                    dst = row * ms
+                    for c in range(n_sl):
+                        fspool[dst + shift + c] = fspool[src + c]
+                        fwpool[dst + shift + c] = fwpool[src + c]
+                    if kind == 0:
+                        fspool[dst] = cfs[r]
+                        fwpool[dst] = cfw[r]
+                    elif kind == 3:
+                        fspool[dst + n_sl] = cfs[r]
+                        fwpool[dst + n_sl] = cfw[r]
                 if top + 1 > n_pat_off.shape[0]:
                     n_pat_off = _fit(n_pat_off, top + 1)
                     n_pat_len = _fit(n_pat_len, top + 1)
@@ -599,31 +606,39 @@ def grow_seed(tokens, doc_of, doc_start, doc_end, seed, a, sigma, min_len, w_max
                 otop += m
         # visit: a candidate with a slot and L constants, unless a child
         # found above keeps its df (an extension of the maximality rule)
-        if consts < pl and consts >= min_len and not (left_closed or right_closed or same_df_child):
-            pat = ppool[po:po + pl].copy()
-            s = spool[oo:oo + ol]
-            e = epool[oo:oo + ol]
-            v = maximal_check(tokens, doc_of, doc_start, doc_end, pat, s, e, df, w_max, max_slots,
-                              max_work - work if max_work > 0 else 0)
-            work += ol * (pl - consts)
-            if v == -2:
-                truncated = True
-                break
-            if v != 0:
+        if n_sl > 0 and consts >= min_len and not (left_closed or right_closed or same_df_child):
+            work += ol * (n_sl + 4)
+            if _maximal_core(tokens, doc_of, doc_start, doc_end, spool, epool, fspool, fwpool, oo, ol, ms, n_sl, df,
+                             w_max, max_slots, known, key_docs, key_last) == 1:
                 o_pat = _fit(o_pat, o_pat_off[n_out] + pl)
-                o_pat[o_pat_off[n_out]:o_pat_off[n_out] + pl] = pat
+                o_pat[o_pat_off[n_out]:o_pat_off[n_out] + pl] = ppool[po:po + pl]
+                # distinct occurrences (the embeddings are sorted by (start, end))
                 o_s = _fit(o_s, o_occ_off[n_out] + ol)
                 o_e = _fit(o_e, o_occ_off[n_out] + ol)
-                o_s[o_occ_off[n_out]:o_occ_off[n_out] + ol] = s
-                o_e[o_occ_off[n_out]:o_occ_off[n_out] + ol] = e
+                m = o_occ_off[n_out]
+                for i in range(oo, oo + ol):
+                    if m > o_occ_off[n_out] and o_s[m - 1] == spool[i] and o_e[m - 1] == epool[i]:
+                        continue
+                    o_s[m] = spool[i]
+                    o_e[m] = epool[i]
+                    m += 1
+                o_fs = _fit(o_fs, o_f_off[n_out] + ol * n_sl)
+                o_fw = _fit(o_fw, o_f_off[n_out] + ol * n_sl)
+                f = o_f_off[n_out]
+                for i in range(oo, oo + ol):
+                    for c in range(n_sl):
+                        o_fs[f] = fspool[i * ms + c]
+                        o_fw[f] = fwpool[i * ms + c]
+                        f += 1
                 o_df = _fit(o_df, n_out + 1)
-                o_flag = _fit(o_flag, n_out + 1)
                 o_pat_off = _fit(o_pat_off, n_out + 2)
                 o_occ_off = _fit(o_occ_off, n_out + 2)
+                o_f_off = _fit(o_f_off, n_out + 2)
                 o_df[n_out] = df
-                o_flag[n_out] = v
                 o_pat_off[n_out + 1] = o_pat_off[n_out] + pl
-                o_occ_off[n_out + 1] = o_occ_off[n_out] + ol
+                o_occ_off[n_out + 1] = m
+                o_f_off[n_out + 1] = f
                 n_out += 1
-    return (o_pat[:o_pat_off[n_out]], o_pat_off[:n_out + 1], o_df[:n_out], o_flag[:n_out],
-            o_s[:o_occ_off[n_out]], o_e[:o_occ_off[n_out]], o_occ_off[:n_out + 1], n_nodes, truncated)
+    return (o_pat[:o_pat_off[n_out]], o_pat_off[:n_out + 1], o_df[:n_out], o_s[:o_occ_off[n_out]],
+            o_e[:o_occ_off[n_out]], o_occ_off[:n_out + 1], o_fs[:o_f_off[n_out]], o_fw[:o_f_off[n_out]],
+            o_f_off[:n_out + 1], n_nodes, truncated)
