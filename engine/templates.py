@@ -99,9 +99,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .bloomspan import filter_bytes_for
 from .config import default_workers
 from .coverage import ranges_mask
 from .errors import BoilerscopeError
+from .kernels import bloomspan as BK
 from .kernels import templates as KT
 
 log = logging.getLogger(__name__)
@@ -136,7 +138,7 @@ class Template:
     df: int
     starts: np.ndarray
     ends: np.ndarray
-    fillers: list = field(default_factory=list)  # per slot: {filler tuple: occurrences}
+    fillers: list = field(default_factory=list)  # per slot: [(filler tuple, count)], most frequent first
 
 
 def anchor_length(min_len: int) -> int:
@@ -172,49 +174,45 @@ class _Corpus:
 
 
 def _seeds(c: _Corpus, a: int, sigma: int):
-    """Position arrays of every distinct a-gram with df >= sigma."""
+    """Position arrays (sorted) of every distinct a-gram with df >= sigma, in
+    the order of their hashes.
+
+    The verbatim pipeline's step 3b-3c (:func:`engine.kernels.bloomspan.lgram_filter`:
+    saturating counters of the a-gram hashes, then the positions whose
+    counter reaches sigma) drops the Zipf tail in two linear scans; the
+    survivors are sorted by an exact-size hash and split into runs, each
+    verified token by token (a 64-bit collision is split by the tokens).
+    """
     n = c.tokens.shape[0]
-    pos = np.flatnonzero(np.arange(n) + a <= c.doc_end) if n else np.zeros(0, np.int64)
-    if pos.shape[0] == 0:
+    if n == 0:
         return
-    h = np.zeros(pos.shape[0], np.uint64)
-    with np.errstate(over="ignore"):
-        for k in range(a):
-            h = h * np.uint64(1099511628211) + (c.tokens[pos + k].astype(np.uint64) + np.uint64(0x9E3779B97F4A7C15))
+    keep = np.ones(n, np.uint8)
+    size = filter_bytes_for(n)
+    counters = np.zeros(size, np.uint8)
+    scratch = np.zeros(int(c.tokens.max()) + 1, np.int64)
+    n_docs = c.doc_offsets.shape[0] - 1
+    threshold = min(sigma, 255)
+    BK.lgram_filter(c.tokens, c.doc_offsets, 0, n_docs, keep, a, counters, threshold, scratch, True)
+    BK.lgram_filter(c.tokens, c.doc_offsets, 0, n_docs, keep, a, counters, threshold, scratch, False)
+    del counters, scratch
+    pos = np.flatnonzero(keep)
+    del keep
+    h = KT.agram_hashes(c.tokens, pos, a)
     order = np.argsort(h, kind="stable")
-    hs = h[order]
-    bounds = np.concatenate(([0], np.flatnonzero(np.diff(hs)) + 1, [hs.shape[0]]))
-    big = np.flatnonzero(np.diff(bounds) >= sigma)
-    for g in big.tolist():
-        grp = order[bounds[g]:bounds[g + 1]]
-        p = pos[grp]
-        if c.df(p) < sigma:
+    pos, h = pos[order], h[order]
+    del order
+    lo, hi, exact = KT.seed_groups(c.tokens, c.doc_of, pos, h, a, sigma)
+    for g in range(lo.shape[0]):
+        p = pos[lo[g]:hi[g]]
+        if exact[g]:
+            yield p
             continue
-        # exact: split the hash group by the tokens themselves (one a-gram
-        # almost always: a 64-bit collision is rare)
         win = np.stack([c.tokens[p + k] for k in range(a)], axis=1)
-        if (win == win[0]).all():
-            yield p  # sorted: order is stable within a group
-            continue
         keys, inv = np.unique(win, axis=0, return_inverse=True)
         for j in range(keys.shape[0]):
             q = np.sort(p[inv.ravel() == j])
             if c.df(q) >= sigma:
                 yield q
-
-
-def _fillers(tokens, fstart, fwidth, n_slots: int, w_max: int) -> list[dict]:
-    """The fillers per slot of a template, from its embeddings' rows (one
-    per embedding and slot, in pattern order): {filler tuple: count}."""
-    out = []
-    span = np.arange(w_max)
-    for j in range(n_slots):
-        a, w = fstart[j::n_slots], fwidth[j::n_slots]
-        inside = span[None, :] < w[:, None]
-        grid = np.where(inside, tokens[np.minimum(a[:, None] + span[None, :], tokens.shape[0] - 1)], -1)
-        uniq, counts = np.unique(grid, axis=0, return_counts=True)
-        out.append({tuple(int(x) for x in row if x >= 0): int(n) for row, n in zip(uniq, counts)})
-    return out
 
 
 def mine_templates(tokens, doc_offsets, sigma: int, min_len: int, max_slot: int = 4,
@@ -284,35 +282,34 @@ def mine_templates(tokens, doc_offsets, sigma: int, min_len: int, max_slot: int 
 
 
 def _collect(c: _Corpus, seeds, results, w_max: int, progress):
-    """The templates of the grown seeds, in seed order, with the fillers of
-    each."""
+    """The templates of the grown seeds, in seed order, with the most
+    frequent fillers of each slot (:func:`engine.kernels.templates.top_fillers`)."""
     found: list[Template] = []
     n_seeds = n_nodes = 0
     truncated = []
+    toks = c.tokens
     for k, (pos, grown) in enumerate(zip(seeds, results)):
         n_seeds += 1
         pat, pat_off, dfs, occ_s, occ_e, occ_off, fill_s, fill_w, fill_off, nodes, cut = grown
         n_nodes += int(nodes)
         if cut:
             truncated.append((int(pos[0]), c.df(pos)))
+        if dfs.shape[0] == 0:
+            continue
+        is_slot = pat == SLOT
+        n_slots = np.add.reduceat(is_slot.astype(np.int64), pat_off[:-1])
+        ft, fj, fs, fw, fc = KT.top_fillers(toks, fill_s, fill_w, fill_off, n_slots, FILLERS_STORED)
+        base = len(found)
         for i in range(dfs.shape[0]):
-            pattern = tuple(int(x) for x in pat[pat_off[i]:pat_off[i + 1]])
-            s, e = occ_s[occ_off[i]:occ_off[i + 1]].copy(), occ_e[occ_off[i]:occ_off[i + 1]].copy()
-            fill = _fillers(c.tokens, fill_s[fill_off[i]:fill_off[i + 1]], fill_w[fill_off[i]:fill_off[i + 1]],
-                            sum(1 for x in pattern if x == SLOT), w_max)
-            found.append(Template(pattern=pattern, df=int(dfs[i]), starts=s, ends=e, fillers=fill))
+            found.append(Template(pattern=tuple(pat[pat_off[i]:pat_off[i + 1]].tolist()), df=int(dfs[i]),
+                                  starts=occ_s[occ_off[i]:occ_off[i + 1]].copy(),
+                                  ends=occ_e[occ_off[i]:occ_off[i + 1]].copy(),
+                                  fillers=[[] for _ in range(int(n_slots[i]))]))
+        for t, j, a, w, n in zip(ft.tolist(), fj.tolist(), fs.tolist(), fw.tolist(), fc.tolist()):
+            found[base + t].fillers[j].append((tuple(toks[a:a + w].tolist()), n))
         if progress is not None and k % 256 == 0:
             progress(k / max(len(seeds), 1))
     return found, n_seeds, n_nodes, truncated
-
-
-def _inside(a: Template, b: Template, doc_of) -> bool:
-    """In every document of a, some occurrence of a lies inside an occurrence of b."""
-    order = np.argsort(b.starts, kind="stable")
-    bs, be = b.starts[order], np.maximum.accumulate(b.ends[order])
-    i = np.searchsorted(bs, a.starts, side="right") - 1
-    inside = (i >= 0) & (be[np.maximum(i, 0)] >= a.ends)
-    return np.unique(doc_of[a.starts[inside]]).shape[0] == a.df
 
 
 def _drop_subsumed(found: list[Template], doc_of) -> list[Template]:
@@ -320,32 +317,16 @@ def _drop_subsumed(found: list[Template], doc_of) -> list[Template]:
     inside an occurrence of another one with more documents (or as many, and
     not the other way round): the other is the general form (``copyright *
     all rights reserved`` against ``copyright * acme corp all rights
-    reserved``).
-
-    Candidates are the templates with an occurrence around the first
-    occurrence of the template, found in the occurrences sorted by start.
+    reserved``).  The candidates are the templates with an occurrence around
+    the template's first occurrence (:func:`engine.kernels.templates.subsumed`).
     """
     if len(found) < 2:
         return found
-    st = np.concatenate([t.starts for t in found])
-    en = np.concatenate([t.ends for t in found])
-    tid = np.concatenate([np.full(t.starts.shape[0], i) for i, t in enumerate(found)])
-    order = np.argsort(st, kind="stable")
-    st, en, tid = st[order], en[order], tid[order]
-    longest = int((en - st).max())
-    drop = set()
-    for i, t in enumerate(found):
-        s0, e0 = int(t.starts[0]), int(t.ends[0])
-        lo, hi = np.searchsorted(st, s0 - longest), np.searchsorted(st, s0, side="right")
-        cands = {int(j) for j in tid[lo:hi][en[lo:hi] >= e0]} - {i}
-        for j in sorted(cands):
-            g = found[j]
-            if g.df < t.df or not _inside(t, g, doc_of):
-                continue
-            if g.df > t.df or not _inside(g, t, doc_of):
-                drop.add(i)
-                break
-    return [t for i, t in enumerate(found) if i not in drop]
+    t_off = np.zeros(len(found) + 1, np.int64)
+    np.cumsum([t.starts.shape[0] for t in found], out=t_off[1:])
+    drop = KT.subsumed(np.concatenate([t.starts for t in found]), np.concatenate([t.ends for t in found]), t_off,
+                       np.array([t.df for t in found], np.int64), doc_of)
+    return [t for t, d in zip(found, drop.tolist()) if not d]
 
 
 def template_text(pattern: tuple, vocab: list[str]) -> str:
@@ -387,8 +368,7 @@ def template_frames(found: list[Template], doc_offsets, span_start, span_end, vo
             "occurrences": int(t.starts.shape[0]), "slots": sum(1 for x in t.pattern if x == SLOT),
             "constant_tokens": sum(1 for x in t.pattern if x != SLOT),
             "sites": int(np.unique(site_arr[d]).shape[0]),
-            "fillers": [[" ".join(vocab[x] for x in f) for f, _ in
-                         sorted(slot.items(), key=lambda kv: (-kv[1], kv[0]))[:examples]] for slot in t.fillers],
+            "fillers": [[" ".join(vocab[x] for x in f) for f, _ in slot[:examples]] for slot in t.fillers],
         })
     templates = pl.DataFrame(rows, schema={
         "template_id": pl.Int32, "template": pl.String, "df": pl.Int64, "occurrences": pl.Int64,
@@ -413,8 +393,7 @@ def template_frames(found: list[Template], doc_offsets, span_start, span_end, vo
     }).sort("template_id", "doc_index", "token_start", "token_end")
     store_tpl = templates.select("template_id", "template", "df", "occurrences", "slots", "constant_tokens",
                                  "sites").with_columns(pl.Series("fillers", [json.dumps(
-                                     [[[" ".join(vocab[x] for x in f), n] for f, n in
-                                       sorted(slot.items(), key=lambda kv: (-kv[1], kv[0]))[:FILLERS_STORED]]
+                                     [[[" ".join(vocab[x] for x in f), n] for f, n in slot[:FILLERS_STORED]]
                                       for slot in t.fillers], ensure_ascii=False) for t in found], pl.String))
     # coverage: each occurrence covers its whole run, fillers included
     tmask = ranges_mask(phrase_mask.shape[0], np.concatenate([t.starts for t in found] or [np.zeros(0, np.int64)]),

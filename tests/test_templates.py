@@ -224,3 +224,34 @@ def test_threads_give_the_serial_answer(monkeypatch):
     assert [(t.pattern, t.df, t.starts.tolist(), t.ends.tolist()) for t in serial] == \
         [(t.pattern, t.df, t.starts.tolist(), t.ends.tolist()) for t in threaded]
     assert serial_stats["nodes"] == threaded_stats["nodes"] and threaded_stats["workers"] == 3
+
+
+@settings(max_examples=100, deadline=None)
+@given(templates=st.lists(st.tuples(st.integers(1, 3), st.lists(st.tuples(st.integers(0, 7), st.integers(1, 3)),
+                                                             min_size=3, max_size=60)), min_size=1, max_size=4),
+       keep=st.integers(1, 4))
+def test_top_fillers_are_the_most_frequent_by_count_then_filler(templates, keep):
+    """The kernel's filler counts (an open-addressing table, a short sorted
+    list) equal a Counter per template and slot, ties broken by the filler
+    tuple (a prefix first)."""
+    from collections import Counter
+
+    from engine.kernels import templates as KT
+    tokens = np.array([5, 1, 5, 2, 0, 1, 5, 2, 9, 9, 9], np.int64)
+    n_slots, rows = [], []
+    for k, fill in templates:
+        n_slots.append(k)
+        rows.append(fill[:len(fill) // k * k])
+    off = np.zeros(len(rows) + 1, np.int64)
+    off[1:] = np.cumsum([len(r) for r in rows])
+    flat = [x for r in rows for x in r]
+    got = KT.top_fillers(tokens, np.array([a for a, _ in flat], np.int64), np.array([w for _, w in flat], np.int64),
+                         off, np.array(n_slots, np.int64), keep)
+    got_rows = list(zip(*(x.tolist() for x in got)))
+    want = []
+    for i, (k, r) in enumerate(zip(n_slots, rows)):
+        for j in range(k):
+            c = Counter(tuple(tokens[a:a + w].tolist()) for a, w in r[j::k])
+            for f, n in sorted(c.items(), key=lambda kv: (-kv[1], kv[0]))[:keep]:
+                want.append((i, j, f, n))
+    assert [(t, j, tuple(tokens[a:a + w].tolist()), n) for t, j, a, w, n in got_rows] == want

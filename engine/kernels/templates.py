@@ -6,8 +6,62 @@ import numpy as np
 from numba import njit
 
 from ..config import NJIT
+from .hashing import FNV_OFFSET, FNV_PRIME, mix64
 
 SLOT = -1
+
+
+@njit(**NJIT)
+def agram_hashes(tokens, pos, a):
+    """A 64-bit hash of the a tokens from each position (FNV-style over the
+    ids, then mixed); equal a-grams hash equal."""
+    out = np.empty(pos.shape[0], np.uint64)
+    for i in range(pos.shape[0]):
+        h = FNV_OFFSET
+        for k in range(a):
+            h = (h ^ np.uint64(tokens[pos[i] + k])) * FNV_PRIME
+        out[i] = mix64(h)
+    return out
+
+
+@njit(**NJIT)
+def seed_groups(tokens, doc_of, pos, hashes, a, sigma):
+    """The runs of equal hashes (``hashes`` sorted, ``pos`` sorted within a
+    run) with df >= sigma: ``lo, hi, exact``.  ``exact`` is False when the
+    a-grams of a run differ (a 64-bit collision: the caller splits it by
+    the tokens themselves)."""
+    n = pos.shape[0]
+    lo_out = np.empty(16, np.int64)
+    hi_out = np.empty(16, np.int64)
+    exact = np.empty(16, np.bool_)
+    m = 0
+    lo = 0
+    while lo < n:
+        hi = lo + 1
+        distinct = 1
+        while hi < n and hashes[hi] == hashes[lo]:
+            if doc_of[pos[hi]] != doc_of[pos[hi - 1]]:
+                distinct += 1
+            hi += 1
+        if hi - lo >= sigma and distinct >= sigma:
+            same = True
+            for i in range(lo + 1, hi):
+                for k in range(a):
+                    if tokens[pos[i] + k] != tokens[pos[lo] + k]:
+                        same = False
+                        break
+                if not same:
+                    break
+            if m == lo_out.shape[0]:
+                lo_out = _fit(lo_out, m + 1)
+                hi_out = _fit(hi_out, m + 1)
+                exact = _fit(exact, m + 1)
+            lo_out[m] = lo
+            hi_out[m] = hi
+            exact[m] = same
+            m += 1
+        lo = hi
+    return lo_out[:m], hi_out[:m], exact[:m]
 
 
 @njit(**NJIT)
@@ -642,3 +696,195 @@ def grow_seed(tokens, doc_of, doc_start, doc_end, seed, a, sigma, min_len, w_max
     return (o_pat[:o_pat_off[n_out]], o_pat_off[:n_out + 1], o_df[:n_out], o_s[:o_occ_off[n_out]],
             o_e[:o_occ_off[n_out]], o_occ_off[:n_out + 1], o_fs[:o_f_off[n_out]], o_fw[:o_f_off[n_out]],
             o_f_off[:n_out + 1], n_nodes, truncated)
+
+
+@njit(**NJIT)
+def _inside(starts, ends, reach, doc_of, a_lo, a_hi, b_lo, b_hi, a_df):
+    """In every document of template a (occurrences ``a_lo .. a_hi - 1``),
+    some occurrence lies inside an occurrence of b (``b_lo .. b_hi - 1``).
+    Both sorted by start; ``reach[i]`` is the largest end of ``b_lo .. i``."""
+    docs = 0
+    last = -1
+    for k in range(a_lo, a_hi):
+        d = doc_of[starts[k]]
+        if d == last:
+            continue
+        # the last occurrence of b starting at or before a's start
+        lo, hi = b_lo, b_hi
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if starts[mid] <= starts[k]:
+                lo = mid + 1
+            else:
+                hi = mid
+        if lo > b_lo and reach[lo - 1] >= ends[k]:
+            docs += 1
+            last = d
+    return docs == a_df
+
+
+@njit(**NJIT)
+def subsumed(starts, ends, t_off, dfs, doc_of):
+    """Which templates are subsumed (:mod:`engine.templates`, step 5).
+
+    Template i's occurrences are ``starts/ends[t_off[i]:t_off[i + 1]]``,
+    sorted by start.  Its candidates are the templates with an occurrence
+    around its first occurrence (found among all the occurrences sorted by
+    start); i is dropped when a candidate j has df_j >= df_i and holds it
+    (:func:`_inside`), unless the two hold each other with the same df.
+    O(candidates x occurrences x log occurrences) per template.
+    """
+    n_t = dfs.shape[0]
+    n = starts.shape[0]
+    drop = np.zeros(n_t, np.bool_)
+    if n_t < 2:
+        return drop
+    tid = np.empty(n, np.int64)
+    reach = np.empty(n, np.int64)
+    for i in range(n_t):
+        r = -1
+        for k in range(t_off[i], t_off[i + 1]):
+            tid[k] = i
+            if ends[k] > r:
+                r = ends[k]
+            reach[k] = r
+    order = np.argsort(starts, kind="mergesort")
+    s_sorted = starts[order]
+    longest = 0
+    for k in range(n):
+        if ends[k] - starts[k] > longest:
+            longest = ends[k] - starts[k]
+    seen = np.full(n_t, -1, np.int64)
+    for i in range(n_t):
+        s0 = starts[t_off[i]]
+        e0 = ends[t_off[i]]
+        lo = np.searchsorted(s_sorted, s0 - longest)
+        hi = np.searchsorted(s_sorted, s0, side="right")
+        for p in range(lo, hi):
+            k = order[p]
+            j = tid[k]
+            if j == i or ends[k] < e0 or seen[j] == i:
+                continue
+            seen[j] = i
+            if dfs[j] < dfs[i]:
+                continue
+            if not _inside(starts, ends, reach, doc_of, t_off[i], t_off[i + 1], t_off[j], t_off[j + 1], dfs[i]):
+                continue
+            if dfs[j] > dfs[i] or not _inside(starts, ends, reach, doc_of, t_off[j], t_off[j + 1], t_off[i],
+                                               t_off[i + 1], dfs[j]):
+                drop[i] = True
+                break
+    return drop
+
+
+@njit(**NJIT)
+def _filler_before(tokens, s1, w1, c1, s2, w2, c2):
+    """Filler 1 (start, width, count) ranks before filler 2: more
+    occurrences, then the smaller token tuple (a prefix first)."""
+    if c1 != c2:
+        return c1 > c2
+    for k in range(min(w1, w2)):
+        if tokens[s1 + k] != tokens[s2 + k]:
+            return tokens[s1 + k] < tokens[s2 + k]
+    return w1 < w2
+
+
+@njit(**NJIT)
+def top_fillers(tokens, fill_s, fill_w, fill_off, n_slots, keep):
+    """The ``keep`` most frequent fillers of each slot of each template.
+
+    Template i's rows are ``fill_off[i] .. fill_off[i + 1] - 1``, one per
+    embedding and slot (slot-minor, ``n_slots[i]`` slots).  The distinct
+    fillers of a slot are counted in an open-addressing table keyed by their
+    tokens (exact: a hash only picks the bucket), then the best ``keep`` are
+    kept in order (count descending, then token tuple).  O(rows x W).
+
+    Returns ``tpl, slot, start, width, count``: one row per kept filler, by
+    template, slot and rank.
+    """
+    o_t = np.empty(64, np.int64)
+    o_j = np.empty(64, np.int64)
+    o_s = np.empty(64, np.int64)
+    o_w = np.empty(64, np.int64)
+    o_c = np.empty(64, np.int64)
+    m = 0
+    table = np.full(16, -1, np.int64)   # bucket -> row of the filler's first occurrence
+    counts = np.zeros(16, np.int64)
+    used = np.empty(16, np.int64)
+    top_r = np.empty(keep, np.int64)
+    top_c = np.empty(keep, np.int64)
+    for i in range(n_slots.shape[0]):
+        k = n_slots[i]
+        lo = fill_off[i]
+        n_emb = (fill_off[i + 1] - lo) // max(1, k)
+        size = 16
+        while size < 2 * n_emb:
+            size *= 2
+        if size > table.shape[0]:
+            table = np.full(size, -1, np.int64)
+            counts = np.zeros(size, np.int64)
+            used = np.empty(size, np.int64)
+        mask = size - 1
+        for j in range(k):
+            n_used = 0
+            for e in range(n_emb):
+                r = lo + e * k + j
+                a = fill_s[r]
+                w = fill_w[r]
+                h = FNV_OFFSET ^ np.uint64(w)
+                for t in range(w):
+                    h = (h ^ np.uint64(tokens[a + t])) * FNV_PRIME
+                b = np.int64(mix64(h) & np.uint64(mask))
+                while True:
+                    q = table[b]
+                    if q < 0:
+                        table[b] = r
+                        counts[b] = 1
+                        used[n_used] = b
+                        n_used += 1
+                        break
+                    if fill_w[q] == w:
+                        same = True
+                        for t in range(w):
+                            if tokens[fill_s[q] + t] != tokens[a + t]:
+                                same = False
+                                break
+                        if same:
+                            counts[b] += 1
+                            break
+                    b = (b + 1) & mask
+            # the best keep, by insertion into a short sorted list
+            n_top = 0
+            for u in range(n_used):
+                b = used[u]
+                r, c = table[b], counts[b]
+                table[b] = -1
+                counts[b] = 0
+                if n_top == keep and not _filler_before(tokens, fill_s[r], fill_w[r], c, fill_s[top_r[n_top - 1]],
+                                                        fill_w[top_r[n_top - 1]], top_c[n_top - 1]):
+                    continue
+                p = n_top if n_top < keep else keep - 1
+                while p > 0 and _filler_before(tokens, fill_s[r], fill_w[r], c, fill_s[top_r[p - 1]],
+                                               fill_w[top_r[p - 1]], top_c[p - 1]):
+                    if p < keep:
+                        top_r[p] = top_r[p - 1]
+                        top_c[p] = top_c[p - 1]
+                    p -= 1
+                top_r[p] = r
+                top_c[p] = c
+                if n_top < keep:
+                    n_top += 1
+            if m + n_top > o_t.shape[0]:
+                o_t = _fit(o_t, m + n_top)
+                o_j = _fit(o_j, m + n_top)
+                o_s = _fit(o_s, m + n_top)
+                o_w = _fit(o_w, m + n_top)
+                o_c = _fit(o_c, m + n_top)
+            for p in range(n_top):
+                o_t[m] = i
+                o_j[m] = j
+                o_s[m] = fill_s[top_r[p]]
+                o_w[m] = fill_w[top_r[p]]
+                o_c[m] = top_c[p]
+                m += 1
+    return o_t[:m], o_j[:m], o_s[:m], o_w[:m], o_c[:m]
