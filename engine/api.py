@@ -376,9 +376,11 @@ def mine(source: str, sigma=DEFAULT_SIGMA, min_len=DEFAULT_MIN_LEN, *,
                                        progress=lambda f: stage("templates", f), workers=workers)
             pos = np.asarray(res.rng_pos, np.int64)
             phrase_mask = cov.ranges_mask(n_tokens, pos, pos + np.asarray(res.rng_len, np.int64))
+            t_frames = time.perf_counter()
             tf = template_frames(
                 found, doc_offsets, arrays.span_start, arrays.span_end, vocab, meta["doc_id"].to_numpy(),
                 meta["site"].to_list(), phrase_mask)
+            tstats["seconds"]["frames"] = round(time.perf_counter() - t_frames, 3)
             tpl, tpl_occ, tpl_spans, mask = tf.templates, tf.occurrences, tf.spans, tf.mask
             store_frames = {"run_templates": tf.store_templates.with_columns(pl.lit(max_slot, pl.Int32)
                                                                              .alias("max_slot")),
@@ -420,7 +422,7 @@ def mine(source: str, sigma=DEFAULT_SIGMA, min_len=DEFAULT_MIN_LEN, *,
             summary["templates"] = {
                 "max_slot": max_slot, "max_slots": DEFAULT_MAX_SLOTS, "templates": int(tpl.height),
                 "seeds": tstats["seeds"], "nodes": tstats["nodes"], "max_work": tstats["max_work"],
-                "truncated_seeds": tstats["truncated_seeds"],
+                "truncated_seeds": tstats["truncated_seeds"], "seconds": tstats["seconds"],
                 "covered_tokens_without_templates": covered_phrases,
                 "coverage_without_templates": covered_phrases / n_tokens if n_tokens else 0.0,
                 "covered_tokens_with_templates": covered,

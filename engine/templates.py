@@ -94,6 +94,7 @@ import contextlib
 import json
 import logging
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
@@ -156,14 +157,16 @@ def check_max_slot(max_slot) -> int:
 
 
 class _Corpus:
+    """The token ids as given (int32 or int64), each position's document
+    (int32) and the document offsets: what the kernels read."""
+
     def __init__(self, tokens, doc_offsets):
-        self.tokens = np.ascontiguousarray(tokens, dtype=np.int64)
+        self.tokens = np.ascontiguousarray(tokens)
+        if self.tokens.dtype not in (np.int32, np.int64):
+            self.tokens = self.tokens.astype(np.int64)
         self.doc_offsets = np.ascontiguousarray(doc_offsets, dtype=np.int64)
         n_docs = self.doc_offsets.shape[0] - 1
-        lengths = np.diff(self.doc_offsets)
-        self.doc_of = np.repeat(np.arange(n_docs, dtype=np.int64), lengths)
-        self.doc_start = self.doc_offsets[:-1][self.doc_of]
-        self.doc_end = self.doc_offsets[1:][self.doc_of]
+        self.doc_of = np.repeat(np.arange(n_docs, dtype=np.int32), np.diff(self.doc_offsets))
 
     def df(self, starts) -> int:
         """Distinct documents of sorted positions."""
@@ -248,9 +251,11 @@ def mine_templates(tokens, doc_offsets, sigma: int, min_len: int, max_slot: int 
     w_max = check_max_slot(max_slot)
     sigma = max(1, int(sigma))
     min_len = int(min_len)
+    t0 = time.perf_counter()
     c = _Corpus(tokens, doc_offsets)
     a = anchor_length(min_len)
     seeds = list(_seeds(c, a, sigma))
+    t_seeds = time.perf_counter() - t0
     n_keys = int(c.tokens.max()) + 1 if c.tokens.shape[0] else 1
     scratch = threading.local()
 
@@ -259,7 +264,7 @@ def mine_templates(tokens, doc_offsets, sigma: int, min_len: int, max_slot: int 
         if not hasattr(scratch, "key_docs"):
             scratch.key_docs = np.zeros(n_keys, np.int64)
             scratch.key_last = np.full(n_keys, -1, np.int64)
-        return [KT.grow_seed(c.tokens, c.doc_of, c.doc_start, c.doc_end, pos, a, sigma, min_len, w_max, max_slots,
+        return [KT.grow_seed(c.tokens, c.doc_of, c.doc_offsets, pos, a, sigma, min_len, w_max, max_slots,
                              COHESION, int(max_work), scratch.key_docs, scratch.key_last) for pos in batch]
 
     batches = [seeds[i:i + SEED_BATCH] for i in range(0, len(seeds), SEED_BATCH)]
@@ -268,14 +273,17 @@ def mine_templates(tokens, doc_offsets, sigma: int, min_len: int, max_slot: int 
         grown = pool.map(grow, batches) if pool is not None else map(grow, batches)
         results = (r for batch in grown for r in batch)  # in seed order, whichever thread grew them
         found, n_seeds, n_nodes, truncated = _collect(c, seeds, results, w_max, progress)
+    t_growth = time.perf_counter() - t0 - t_seeds
     if truncated:
         log.warning("templates: %d of %d seeds stopped at the work bound %d (their anchors may miss templates)",
                     len(truncated), n_seeds, max_work)
-    if stats is not None:
-        stats.update({"seeds": n_seeds, "nodes": n_nodes, "truncated_seeds": len(truncated),
-                      "truncated_examples": truncated[:20], "max_work": int(max_work), "workers": workers})
     n_maximal = len(found)
     found = _drop_subsumed(found, c.doc_of)
+    if stats is not None:
+        stats.update({"seeds": n_seeds, "nodes": n_nodes, "truncated_seeds": len(truncated),
+                      "truncated_examples": truncated[:20], "max_work": int(max_work), "workers": workers,
+                      "seconds": {"seeds": round(t_seeds, 3), "growth": round(t_growth, 3),
+                                  "subsumed": round(time.perf_counter() - t0 - t_seeds - t_growth, 3)}})
     log.info("templates: %d seeds, %d maximal, %d not subsumed", n_seeds, n_maximal, len(found))
     found.sort(key=lambda t: (int(t.starts[0]), t.pattern))
     return found
@@ -355,36 +363,39 @@ def template_frames(found: list[Template], doc_offsets, span_start, span_end, vo
 
     doc_offsets = np.asarray(doc_offsets, np.int64)
     doc_ids = np.asarray(doc_ids, np.int64)
-    site_arr = np.asarray(sites, object)
-    rows, occ_parts = [], []
+    # every occurrence at once: its template, document and offsets in it
+    g_start = np.concatenate([t.starts for t in found] or [np.zeros(0, np.int64)]).astype(np.int64)
+    g_end = np.concatenate([t.ends for t in found] or [np.zeros(0, np.int64)]).astype(np.int64)
+    g_tid = np.repeat(np.arange(len(found), dtype=np.int64), [t.starts.shape[0] for t in found])
+    g_doc = np.searchsorted(doc_offsets, g_start, side="right") - 1
+    # distinct sites per template: site codes, then distinct (template, site) pairs
+    codes: dict = {}
+    site_code = np.array([codes.setdefault(x, len(codes)) for x in sites], np.int64)
+    n_codes = int(site_code.max()) + 1 if site_code.shape[0] else 1
+    pairs = np.unique(g_tid * n_codes + site_code[g_doc]) if g_tid.shape[0] else g_tid
+    n_sites = np.bincount(pairs // n_codes, minlength=len(found))
+    occurrences = pl.DataFrame({
+        "template_id": g_tid.astype(np.int32), "doc_id": doc_ids[g_doc],
+        "start": (g_start - doc_offsets[g_doc]).astype(np.int32),
+        "end": (g_end - doc_offsets[g_doc]).astype(np.int32)},
+        schema={"template_id": pl.Int32, "doc_id": pl.Int64, "start": pl.Int32, "end": pl.Int32},
+    ).sort("template_id", "doc_id", "start", "end")
+    rows = []
     for i, t in enumerate(found):
-        d = np.searchsorted(doc_offsets, t.starts, side="right") - 1
-        base = doc_offsets[d]
-        occ_parts.append(pl.DataFrame({
-            "template_id": np.full(t.starts.shape[0], i, np.int32), "doc_id": doc_ids[d],
-            "start": (t.starts - base).astype(np.int32), "end": (t.ends - base).astype(np.int32)}))
         rows.append({
             "template_id": i, "template": template_text(t.pattern, vocab), "df": int(t.df),
             "occurrences": int(t.starts.shape[0]), "slots": sum(1 for x in t.pattern if x == SLOT),
-            "constant_tokens": sum(1 for x in t.pattern if x != SLOT),
-            "sites": int(np.unique(site_arr[d]).shape[0]),
+            "constant_tokens": sum(1 for x in t.pattern if x != SLOT), "sites": int(n_sites[i]),
             "fillers": [[" ".join(vocab[x] for x in f) for f, _ in slot[:examples]] for slot in t.fillers],
         })
     templates = pl.DataFrame(rows, schema={
         "template_id": pl.Int32, "template": pl.String, "df": pl.Int64, "occurrences": pl.Int64,
         "slots": pl.Int32, "constant_tokens": pl.Int32, "sites": pl.Int64, "fillers": pl.List(pl.List(pl.String))})
-    occurrences = (pl.concat(occ_parts) if occ_parts else pl.DataFrame(schema={
-        "template_id": pl.Int32, "doc_id": pl.Int64, "start": pl.Int32, "end": pl.Int32})
-    ).sort("template_id", "doc_id", "start", "end")
     # the store's rows: occurrences by doc_index with character offsets, and
     # the filler counts per slot (the most frequent, as JSON)
-    g_start = np.concatenate([t.starts for t in found] or [np.zeros(0, np.int64)]).astype(np.int64)
-    g_end = np.concatenate([t.ends for t in found] or [np.zeros(0, np.int64)]).astype(np.int64)
-    g_doc = np.searchsorted(doc_offsets, g_start, side="right") - 1
     ss_, se_ = np.asarray(span_start), np.asarray(span_end)
     store_occ = pl.DataFrame({
-        "template_id": np.concatenate([np.full(t.starts.shape[0], i, np.int32) for i, t in enumerate(found)]
-                                      or [np.zeros(0, np.int32)]),
+        "template_id": g_tid.astype(np.int32),
         "doc_index": g_doc.astype(np.int32),
         "token_start": (g_start - doc_offsets[g_doc]).astype(np.int32),
         "token_end": (g_end - doc_offsets[g_doc]).astype(np.int32),

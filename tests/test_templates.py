@@ -175,7 +175,7 @@ def test_numba_maximality_check_equals_the_exact_one(docs, data, max_slot, max_s
     c = _Corpus(flat, off)
     df = c.df(starts)
     scratch = np.zeros(3, np.int64), np.full(3, -1, np.int64)
-    fast = KT.maximal_check(c.tokens, c.doc_of, c.doc_start, c.doc_end, np.array(pattern, np.int64),
+    fast = KT.maximal_check(c.tokens, c.doc_of, c.doc_offsets, np.array(pattern, np.int64),
                             starts, ends, df, max_slot, max_slots, *scratch)
     assert naive.pattern_df(key, docs, max_slot) == df
     exact = naive.maximal(key, df, docs, list("abc"), max_slot, max_slots)

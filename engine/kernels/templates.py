@@ -166,7 +166,7 @@ LEFT_TOKEN, LEFT_SLOT, RIGHT_TOKEN, RIGHT_SLOT = 1, 2, 4, 8  #: extension famili
 
 
 @njit(**NJIT)
-def _maximal_core(tokens, doc_of, doc_start, doc_end, starts, ends, fstart, fwidth, lo, n, stride, n_slots, df,
+def _maximal_core(tokens, doc_of, doc_offsets, starts, ends, fstart, fwidth, lo, n, stride, n_slots, df,
                   w_max, max_slots, known, key_docs, key_last):
     """1 when the embeddings ``lo .. lo + n - 1`` of a candidate with df
     documents show it maximal, else 0.
@@ -203,11 +203,11 @@ def _maximal_core(tokens, doc_of, doc_start, doc_end, starts, ends, fstart, fwid
                 for w in range(w_lo, w_top + 1):
                     if side == 0:
                         q = st - 1 - w
-                        if q < doc_start[st]:
+                        if q < doc_offsets[doc_of[st]]:
                             break
                     else:
                         q = ends[o] + w
-                        if q >= doc_end[st]:
+                        if q >= doc_offsets[doc_of[st] + 1]:
                             break
                     keys[m] = tokens[q]
                     docs[m] = doc_of[st]
@@ -226,7 +226,7 @@ def _maximal_core(tokens, doc_of, doc_start, doc_end, starts, ends, fstart, fwid
 
 
 @njit(**NJIT)
-def maximal_check(tokens, doc_of, doc_start, doc_end, pattern, starts, ends, df, w_max, max_slots,
+def maximal_check(tokens, doc_of, doc_offsets, pattern, starts, ends, df, w_max, max_slots,
                   key_docs, key_last):
     """1 when the pattern, whose occurrences (sorted by start) are ``starts,
     ends``, is maximal (:mod:`engine.templates`), else 0: its embeddings
@@ -239,7 +239,7 @@ def maximal_check(tokens, doc_of, doc_start, doc_end, pattern, starts, ends, df,
             n_slots += 1
     if n_slots == 0:
         none = np.zeros(1, np.int64)
-        return _maximal_core(tokens, doc_of, doc_start, doc_end, starts, ends, none, none, 0, starts.shape[0], 0,
+        return _maximal_core(tokens, doc_of, doc_offsets, starts, ends, none, none, 0, starts.shape[0], 0,
                              0, df, w_max, max_slots, 0, key_docs, key_last)
     occ, slot, fstart, fwidth, _ = matchings(tokens, pattern, starts, ends, w_max, 0)
     n = occ.shape[0] // n_slots
@@ -248,7 +248,7 @@ def maximal_check(tokens, doc_of, doc_start, doc_end, pattern, starts, ends, df,
     for i in range(n):
         es[i] = starts[occ[i * n_slots]]
         ee[i] = ends[occ[i * n_slots]]
-    return _maximal_core(tokens, doc_of, doc_start, doc_end, es, ee, fstart, fwidth, 0, n, n_slots, n_slots, df,
+    return _maximal_core(tokens, doc_of, doc_offsets, es, ee, fstart, fwidth, 0, n, n_slots, n_slots, df,
                          w_max, max_slots, 0, key_docs, key_last)
 
 
@@ -301,7 +301,7 @@ def _narrowable_everywhere(tokens, fstart, fwidth, lo, n, stride, n_slots):
 
 
 @njit(**NJIT)
-def grow_seed(tokens, doc_of, doc_start, doc_end, seed, a, sigma, min_len, w_max, max_slots, cohesion, max_work,
+def grow_seed(tokens, doc_of, doc_offsets, seed, a, sigma, min_len, w_max, max_slots, cohesion, max_work,
               key_docs, key_last):
     """Every maximal template whose anchor starts with the seed (an A-gram,
     ``seed`` its sorted start positions): right growth, left growth from
@@ -426,9 +426,9 @@ def grow_seed(tokens, doc_of, doc_start, doc_end, seed, a, sigma, min_len, w_max
         e0 = epool[oo]
         for i in range(oo, oo + ol):
             si, ei = spool[i], epool[i]
-            if left_closed and (si - 1 < doc_start[si] or tokens[si - 1] != tokens[s0 - 1]):
+            if left_closed and (si - 1 < doc_offsets[doc_of[si]] or tokens[si - 1] != tokens[s0 - 1]):
                 left_closed = False
-            if right_closed and (ei >= doc_end[si] or tokens[ei] != tokens[e0]):
+            if right_closed and (ei >= doc_offsets[doc_of[si] + 1] or tokens[ei] != tokens[e0]):
                 right_closed = False
             if not (left_closed or right_closed):
                 break
@@ -478,7 +478,7 @@ def grow_seed(tokens, doc_of, doc_start, doc_end, seed, a, sigma, min_len, w_max
                 for w in range(1, width_hi + 1):
                     if kind == 0:
                         q = si - 1 - w
-                        if q < doc_start[si]:
+                        if q < doc_offsets[doc_of[si]]:
                             break
                         cs[n] = q
                         ce[n] = ei
@@ -486,19 +486,19 @@ def grow_seed(tokens, doc_of, doc_start, doc_end, seed, a, sigma, min_len, w_max
                         cfw[n] = w
                     elif kind == 1:
                         q = si - 1
-                        if q < doc_start[si]:
+                        if q < doc_offsets[doc_of[si]]:
                             break
                         cs[n] = q
                         ce[n] = ei
                     elif kind == 2:
                         q = ei
-                        if q >= doc_end[si]:
+                        if q >= doc_offsets[doc_of[si] + 1]:
                             break
                         cs[n] = si
                         ce[n] = q + 1
                     else:
                         q = ei + w
-                        if q >= doc_end[si]:
+                        if q >= doc_offsets[doc_of[si] + 1]:
                             break
                         cs[n] = si
                         ce[n] = q + 1
@@ -662,7 +662,7 @@ def grow_seed(tokens, doc_of, doc_start, doc_end, seed, a, sigma, min_len, w_max
         # found above keeps its df (an extension of the maximality rule)
         if n_sl > 0 and consts >= min_len and not (left_closed or right_closed or same_df_child):
             work += ol * (n_sl + 4)
-            if _maximal_core(tokens, doc_of, doc_start, doc_end, spool, epool, fspool, fwpool, oo, ol, ms, n_sl, df,
+            if _maximal_core(tokens, doc_of, doc_offsets, spool, epool, fspool, fwpool, oo, ol, ms, n_sl, df,
                              w_max, max_slots, known, key_docs, key_last) == 1:
                 o_pat = _fit(o_pat, o_pat_off[n_out] + pl)
                 o_pat[o_pat_off[n_out]:o_pat_off[n_out] + pl] = ppool[po:po + pl]
