@@ -22,15 +22,14 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
+from .kernels import coverage as C
 from .memory import gather
 
 
 def ranges_mask(n_tokens: int, starts, ends) -> np.ndarray:
     """Bool mask over ``n_tokens`` positions: True inside any [start, end)."""
-    diff = np.zeros(n_tokens + 1, np.int32)
-    np.add.at(diff, np.asarray(starts, np.int64), 1)
-    np.add.at(diff, np.asarray(ends, np.int64), -1)
-    return np.cumsum(diff[:-1]) > 0
+    return C.ranges_mask(int(n_tokens), np.ascontiguousarray(starts, dtype=np.int64),
+                         np.ascontiguousarray(ends, dtype=np.int64))
 
 
 def documents_frame(meta: pl.DataFrame, covered: np.ndarray) -> pl.DataFrame:

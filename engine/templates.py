@@ -380,17 +380,21 @@ def template_frames(found: list[Template], doc_offsets, span_start, span_end, vo
         "end": (g_end - doc_offsets[g_doc]).astype(np.int32)},
         schema={"template_id": pl.Int32, "doc_id": pl.Int64, "start": pl.Int32, "end": pl.Int32},
     ).sort("template_id", "doc_id", "start", "end")
-    rows = []
-    for i, t in enumerate(found):
-        rows.append({
-            "template_id": i, "template": template_text(t.pattern, vocab), "df": int(t.df),
-            "occurrences": int(t.starts.shape[0]), "slots": sum(1 for x in t.pattern if x == SLOT),
-            "constant_tokens": sum(1 for x in t.pattern if x != SLOT), "sites": int(n_sites[i]),
-            "fillers": [[" ".join(vocab[x] for x in f) for f, _ in slot[:examples]] for slot in t.fillers],
-        })
-    templates = pl.DataFrame(rows, schema={
-        "template_id": pl.Int32, "template": pl.String, "df": pl.Int64, "occurrences": pl.Int64,
-        "slots": pl.Int32, "constant_tokens": pl.Int32, "sites": pl.Int64, "fillers": pl.List(pl.List(pl.String))})
+    words = np.asarray(list(vocab) + ["*"], object)  # SLOT (-1) reads as the last word, "*"
+    n_slot = [sum(1 for x in t.pattern if x == SLOT) for t in found]
+    templates = pl.DataFrame({
+        "template_id": np.arange(len(found), dtype=np.int32),
+        "template": [" ".join(words[np.asarray(t.pattern)].tolist()) for t in found],
+        "df": np.array([t.df for t in found], np.int64),
+        "occurrences": np.array([t.starts.shape[0] for t in found], np.int64),
+        "slots": np.array(n_slot, np.int32),
+        "constant_tokens": np.array([len(t.pattern) - k for t, k in zip(found, n_slot)], np.int32),
+        "sites": n_sites.astype(np.int64),
+        "fillers": [[[" ".join(words[list(f)].tolist()) for f, _ in slot[:examples]] for slot in t.fillers]
+                    for t in found],
+    }, schema={"template_id": pl.Int32, "template": pl.String, "df": pl.Int64, "occurrences": pl.Int64,
+               "slots": pl.Int32, "constant_tokens": pl.Int32, "sites": pl.Int64,
+               "fillers": pl.List(pl.List(pl.String))})
     # the store's rows: occurrences by doc_index with character offsets, and
     # the filler counts per slot (the most frequent, as JSON)
     ss_, se_ = np.asarray(span_start), np.asarray(span_end)

@@ -55,3 +55,19 @@ def distinct_per_group(group_lo, group_hi, values, n_values):
                 c += 1
         out[g] = c
     return out
+
+
+@njit(**NJIT)
+def ranges_mask(n_tokens, starts, ends):
+    """Bool mask over ``n_tokens`` positions: True inside any [start, end).
+    A difference array and one running sum: O(tokens + ranges)."""
+    diff = np.zeros(n_tokens + 1, np.int32)
+    for r in range(starts.shape[0]):
+        diff[starts[r]] += 1
+        diff[ends[r]] -= 1
+    out = np.empty(n_tokens, np.bool_)
+    run = 0
+    for p in range(n_tokens):
+        run += diff[p]
+        out[p] = run > 0
+    return out
