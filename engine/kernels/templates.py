@@ -174,7 +174,7 @@ def _maximal_core(tokens, doc_of, doc_offsets, starts, ends, fstart, fwidth, lo,
     An embedding is one way an occurrence matches: ``starts[i], ends[i]``
     and, for its slot j (in pattern order), the filler
     ``fstart[i * stride + j]``, ``fwidth[i * stride + j]``.  The embeddings
-    are every matching of every occurrence, sorted by start.  ``known``
+    are every matching of every occurrence, grouped by document.  ``known``
     (bits ``LEFT_TOKEN`` ...) names the extension families already counted
     by the caller and found below df.  Every test counts distinct documents
     per token id (:func:`_reaches`); nothing is sorted:
@@ -301,6 +301,26 @@ def _narrowable_everywhere(tokens, fstart, fwidth, lo, n, stride, n_slots):
 
 
 @njit(**NJIT)
+def _by_start_end(starts, ends, lo, n):
+    """Indices ``lo .. lo + n - 1`` sorted by (start, end)."""
+    ms = 0
+    mw = 0
+    for i in range(lo, lo + n):
+        if starts[i] > ms:
+            ms = starts[i]
+        if ends[i] - starts[i] > mw:
+            mw = ends[i] - starts[i]
+    bw = _bits(mw)
+    if _bits(ms) + bw <= 63:
+        packed = np.empty(n, np.int64)
+        for i in range(n):
+            packed[i] = (starts[lo + i] << bw) | (ends[lo + i] - starts[lo + i])
+        return lo + np.argsort(packed)
+    o = np.argsort(ends[lo:lo + n], kind="mergesort")
+    return lo + o[np.argsort(starts[lo:lo + n][o], kind="mergesort")]
+
+
+@njit(**NJIT)
 def grow_seed(tokens, doc_of, doc_offsets, seed, a, sigma, min_len, w_max, max_slots, cohesion, max_work,
               key_docs, key_last):
     """Every maximal template whose anchor starts with the seed (an A-gram,
@@ -319,7 +339,10 @@ def grow_seed(tokens, doc_of, doc_offsets, seed, a, sigma, min_len, w_max, max_s
     Embeddings, fillers and patterns live in pools used as stacks: the
     children of a node are written above it and a popped node drops
     whatever its later siblings left.  A family of children is one key (the
-    token added) after a sort by (key, start, end); a child is kept when its
+    token added), grouped by a stable bucket sort that keeps each key's
+    candidates in the order they were made (so grouped by document, which is
+    all the counts need; a template's occurrences are sorted when it is
+    reported); a child is kept when its
     distinct documents reach the threshold.  Closed chains are passed
     through (:mod:`engine.templates`).
 
@@ -528,31 +551,29 @@ def grow_seed(tokens, doc_of, doc_offsets, seed, a, sigma, min_len, w_max, max_s
             if n_kept == 0:
                 continue
             kept = kept[:n_kept]
-            # by (key, start, end, candidate): one sort of packed keys when
-            # they fit 63 bits, else four stable sorts
-            mk = 0
-            ms_ = 0
-            mw = 0
-            for j in kept:
-                if ck[j] > mk:
-                    mk = ck[j]
-                if cs[j] > ms_:
-                    ms_ = cs[j]
-                if ce[j] - cs[j] > mw:
-                    mw = ce[j] - cs[j]
-            bw = _bits(mw)
-            bs = _bits(ms_)
-            bj = _bits(n)
-            if _bits(mk) + bs + bw + bj <= 63:
-                packed = np.empty(n_kept, np.int64)
-                for i in range(n_kept):
-                    j = kept[i]
-                    packed[i] = (((ck[j] << bs | cs[j]) << bw | (ce[j] - cs[j])) << bj) | j
-                order = kept[np.argsort(packed)]
-            else:
-                order = kept[np.argsort(ce[kept], kind="mergesort")]
-                order = order[np.argsort(cs[order], kind="mergesort")]
-                order = order[np.argsort(ck[order], kind="mergesort")]
+            # grouped by key, in the order of generation within a key (a
+            # stable bucket sort, O(kept)): the candidates come grouped by
+            # document, and so does each key's share of them; the keys in
+            # the order they first appear
+            gkey = np.empty(n_kept, np.int64)
+            gnext = np.zeros(n_kept + 1, np.int64)
+            n_groups = 0
+            for i in range(n_kept):
+                kk = ck[kept[i]]
+                if key_last[kk] < 0:
+                    key_last[kk] = n_groups
+                    gkey[n_groups] = kk
+                    n_groups += 1
+                gnext[key_last[kk] + 1] += 1
+            for g in range(n_groups):
+                gnext[g + 1] += gnext[g]
+            order = np.empty(n_kept, np.int64)
+            for i in range(n_kept):
+                g = key_last[ck[kept[i]]]
+                order[gnext[g]] = kept[i]
+                gnext[g] += 1
+            for g in range(n_groups):
+                key_last[gkey[g]] = -1
             n = n_kept
             lo = 0
             while lo < n:
@@ -666,11 +687,12 @@ def grow_seed(tokens, doc_of, doc_offsets, seed, a, sigma, min_len, w_max, max_s
                              w_max, max_slots, known, key_docs, key_last) == 1:
                 o_pat = _fit(o_pat, o_pat_off[n_out] + pl)
                 o_pat[o_pat_off[n_out]:o_pat_off[n_out] + pl] = ppool[po:po + pl]
-                # distinct occurrences (the embeddings are sorted by (start, end))
+                # distinct occurrences, sorted by (start, end)
                 o_s = _fit(o_s, o_occ_off[n_out] + ol)
                 o_e = _fit(o_e, o_occ_off[n_out] + ol)
+                by = _by_start_end(spool, epool, oo, ol)
                 m = o_occ_off[n_out]
-                for i in range(oo, oo + ol):
+                for i in by:
                     if m > o_occ_off[n_out] and o_s[m - 1] == spool[i] and o_e[m - 1] == epool[i]:
                         continue
                     o_s[m] = spool[i]
