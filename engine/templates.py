@@ -360,6 +360,7 @@ def template_frames(found: list[Template], doc_offsets, span_start, span_end, vo
         run_template_occurrences without run_id and max_slot)
     """
     import polars as pl
+    import pyarrow as pa
 
     doc_offsets = np.asarray(doc_offsets, np.int64)
     doc_ids = np.asarray(doc_ids, np.int64)
@@ -380,21 +381,24 @@ def template_frames(found: list[Template], doc_offsets, span_start, span_end, vo
         "end": (g_end - doc_offsets[g_doc]).astype(np.int32)},
         schema={"template_id": pl.Int32, "doc_id": pl.Int64, "start": pl.Int32, "end": pl.Int32},
     ).sort("template_id", "doc_id", "start", "end")
-    words = np.asarray(list(vocab) + ["*"], object)  # SLOT (-1) reads as the last word, "*"
+    words = list(vocab) + ["*"]  # SLOT (-1) reads as the last word, "*"
     n_slot = [sum(1 for x in t.pattern if x == SLOT) for t in found]
+    # the text of each kept filler, once (examples and store)
+    filler_text = [[[" ".join([words[x] for x in f]) for f, _ in slot] for slot in t.fillers] for t in found]
     templates = pl.DataFrame({
         "template_id": np.arange(len(found), dtype=np.int32),
-        "template": [" ".join(words[np.asarray(t.pattern)].tolist()) for t in found],
+        "template": [" ".join([words[x] for x in t.pattern]) for t in found],
         "df": np.array([t.df for t in found], np.int64),
         "occurrences": np.array([t.starts.shape[0] for t in found], np.int64),
         "slots": np.array(n_slot, np.int32),
         "constant_tokens": np.array([len(t.pattern) - k for t, k in zip(found, n_slot)], np.int32),
         "sites": n_sites.astype(np.int64),
-        "fillers": [[[" ".join(words[list(f)].tolist()) for f, _ in slot[:examples]] for slot in t.fillers]
-                    for t in found],
     }, schema={"template_id": pl.Int32, "template": pl.String, "df": pl.Int64, "occurrences": pl.Int64,
-               "slots": pl.Int32, "constant_tokens": pl.Int32, "sites": pl.Int64,
-               "fillers": pl.List(pl.List(pl.String))})
+               "slots": pl.Int32, "constant_tokens": pl.Int32, "sites": pl.Int64})
+    # nested lists through Arrow (polars builds them row by row)
+    templates = templates.with_columns(pl.from_arrow(pa.array(
+        [[slot[:examples] for slot in tt] for tt in filler_text], type=pa.list_(pa.list_(pa.string())))
+    ).alias("fillers"))
     # the store's rows: occurrences by doc_index with character offsets, and
     # the filler counts per slot (the most frequent, as JSON)
     ss_, se_ = np.asarray(span_start), np.asarray(span_end)
@@ -408,8 +412,9 @@ def template_frames(found: list[Template], doc_offsets, span_start, span_end, vo
     }).sort("template_id", "doc_index", "token_start", "token_end")
     store_tpl = templates.select("template_id", "template", "df", "occurrences", "slots", "constant_tokens",
                                  "sites").with_columns(pl.Series("fillers", [json.dumps(
-                                     [[[" ".join(vocab[x] for x in f), n] for f, n in slot[:FILLERS_STORED]]
-                                      for slot in t.fillers], ensure_ascii=False) for t in found], pl.String))
+                                     [[[txt, n] for txt, (_, n) in zip(slot_text[:FILLERS_STORED], slot)]
+                                      for slot_text, slot in zip(tt, t.fillers)], ensure_ascii=False)
+                                     for tt, t in zip(filler_text, found)], pl.String))
     # coverage: each occurrence covers its whole run, fillers included
     tmask = ranges_mask(phrase_mask.shape[0], np.concatenate([t.starts for t in found] or [np.zeros(0, np.int64)]),
                         np.concatenate([t.ends for t in found] or [np.zeros(0, np.int64)]))
