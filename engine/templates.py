@@ -39,29 +39,45 @@ same set.
 
 Method
 ------
-1. *Seeds* (reuses the verbatim pipeline's idea of exact counting, here
-   with a sort): every distinct A-gram with df >= sigma, grouped by a 64-bit
-   rolling hash and verified token by token.  A seed is the first A tokens
-   of a template's anchor, which makes the generation unique.
-2. *Right growth* from each seed, depth first over occurrence sets (start,
-   end): a token appended (the segment grows) or a slot and a token
-   (``* x``, for each width 1..W).  The anchor is complete when the first
-   slot is appended; from then on every node needs df >= a quarter of its df.
+1. *Seeds* (reuses steps 3b-3c of the verbatim pipeline,
+   :func:`engine.kernels.bloomspan.lgram_filter`): saturating byte counters
+   of the A-gram hashes drop, in two linear scans, every position whose
+   A-gram occurs fewer than sigma times (the Zipf tail: 63% of webdocs'
+   positions); the survivors are sorted by a 64-bit hash, split into runs
+   with df >= sigma and verified token by token.  A seed is the first A
+   tokens of a template's anchor, which makes the generation unique.
+2. *Right growth* from each seed, depth first over *embeddings*: each way
+   an occurrence matches, its (start, end) and the (start, width) of each
+   slot's filler.  A child appends a token (the segment grows) or a slot
+   and a token (``* x``, for each width 1..W) to each embedding.  The
+   anchor is complete when the first slot is appended; from then on every
+   node needs df >= a quarter of its df.
 3. *Left growth* from each right node: first ``x *`` (the anchor starts at
    the seed), then tokens or ``x *`` prepended, left segments staying
    shorter than A (else they would be the anchor).
 4. Each node with a slot and L constants is checked for maximality on its
-   own occurrences: the tokens around them, and the fillers of each slot
-   over every way the occurrence matches.  The check is skipped when one of
-   the node's children (steps 2-3 compute them first) keeps its df: that
-   child is an extension of the rule, so the node is not maximal.
-5. Subsumed templates are dropped (Python, over the reported ones).
+   own embeddings, by counts of distinct documents per token id (no sort,
+   no hash): the tokens around them (only for the extensions its children
+   did not already count), and the first and the last token of each slot's
+   fillers (a common prefix f of the fillers in every document implies a
+   common first token, and a slot made constant is such an f, so the two
+   counts decide both rules).  The check is skipped when one of the node's
+   children keeps its df: that child is an extension of the rule.
+5. The most frequent fillers of each slot are counted from the reported
+   templates' embeddings (an exact open-addressing table), and subsumed
+   templates are dropped; both are kernels.
 
 Pruning, all of it exact:
 
 * df is antimonotone along both growths and the cohesion bound only rises;
-* a slot added whose fillers all begin (or all end) with one token keeps
-  that property in every extension, where the slot can be narrowed;
+* *narrowable slots*: when the fillers of one slot begin (or end) with one
+  token in every embedding of a node, so do they in every embedding of
+  every extension (an extension's embedding restricted to the node's part
+  is one of the node's embeddings, with the same filler), so that slot can
+  be narrowed in each of them: the node is dropped with its subtree.  This
+  is checked at every node, for every slot; it is what keeps lists with
+  varying entries (the pandas and SciPy sidebars) from branching into
+  every placement of slots over them;
 * *closed chains* (the pruning of closed-pattern miners such as LCM and
   BIDE, here on occurrence sets): when one token x precedes every
   occurrence of a right node, nothing in its subtree is maximal (x extends
@@ -73,20 +89,22 @@ Pruning, all of it exact:
   Seeds inside a longer repeat and the nodes along a repeated run are thus
   passed through, not branched from.
 
-Cost: each node costs O(occurrences x W): the candidates of a family of
+Cost: each node costs O(embeddings x W): the candidates of a family of
 children are counted per key (distinct documents, in per-thread scratch
-arrays indexed by token id) and only those of the keys at the threshold are
-sorted.  Seeds are independent: worker threads grow batches of them (the
-kernel releases the GIL) and the results are read back in seed order, so
-the answer never depends on the number of threads (tested against one
-thread).  Periodic text is the worst case: pandas' sidebars of hundreds of
-``pandas tseries offsets <class> <attribute>`` entries give seeds of some
-10,000 nodes, since every placement of slots over the varying names is a
-frequent pattern.  Without the closed-chain rule a
-sidebar repeated with variations (kernel.org's) grew past 100,000 nodes per
-seed; see the README for the measured figures.  Steps 2-4 are numba kernels
-(:mod:`engine.kernels.templates`); step 1 reuses the idea of the verbatim
-pipeline's exact counting (:mod:`engine.bloomspan`), here with a sort.
+arrays indexed by token id), and those of the keys at the threshold are
+grouped by a stable bucket sort on the key, which keeps them grouped by
+document (all the counts need); nothing is sorted but a reported
+template's occurrences.  Seeds are independent: worker threads grow
+batches of them (the kernel releases the GIL) and the results are read back
+in seed order, so the answer never depends on the number of threads (tested
+against one thread).  Periodic text is the worst case: an index page listing
+35 ``is month end pandas tseries offsets <class>`` entries in each of 954
+documents gives seeds of 33,000 embeddings per node, and a handful of
+seeds (64 of 119,639 on webdocs) stop at the work bound.  The README has
+the measured figures.  Departure from a plain closed-pattern miner: the
+embeddings are kept instead of occurrence sets, which costs memory when an
+occurrence matches in many ways (periodic runs such as ``0 0 0 0``) but
+saves the search for fillers at every check.
 """
 from __future__ import annotations
 
@@ -100,7 +118,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .bloomspan import filter_bytes_for
+from .bloomspan import _split_docs, filter_bytes_for, run_parallel
 from .config import default_workers
 from .coverage import ranges_mask
 from .errors import BoilerscopeError
@@ -176,46 +194,61 @@ class _Corpus:
         return 1 + int(np.count_nonzero(d[1:] != d[:-1]))
 
 
-def _seeds(c: _Corpus, a: int, sigma: int):
+def _seeds(c: _Corpus, a: int, sigma: int, workers: int = 1):
     """Position arrays (sorted) of every distinct a-gram with df >= sigma, in
     the order of their hashes.
 
-    The verbatim pipeline's step 3b-3c (:func:`engine.kernels.bloomspan.lgram_filter`:
-    saturating counters of the a-gram hashes, then the positions whose
-    counter reaches sigma) drops the Zipf tail in two linear scans; the
-    survivors are sorted by an exact-size hash and split into runs, each
-    verified token by token (a 64-bit collision is split by the tokens).
+    The verbatim pipeline's steps 3b-3c (:func:`engine.kernels.bloomspan.lgram_filter`:
+    saturating counters of the a-gram hashes, one set per worker over its
+    share of the documents, merged; then the positions whose counter reaches
+    sigma) drop the Zipf tail in two linear scans; the survivors are sorted
+    by a 64-bit hash (the two halves of the hash range in two threads) and
+    split into runs, each verified token by token (a 64-bit collision is
+    split by the tokens).
     """
     n = c.tokens.shape[0]
     if n == 0:
         return
+    parts = _split_docs(c.doc_offsets, max(1, workers))
     keep = np.ones(n, np.uint8)
     size = filter_bytes_for(n)
-    counters = np.zeros(size, np.uint8)
-    scratch = np.zeros(int(c.tokens.max()) + 1, np.int64)
-    n_docs = c.doc_offsets.shape[0] - 1
+    counters = [np.zeros(size, np.uint8) for _ in parts]
+    n_keys = int(c.tokens.max()) + 1
+    first = [np.zeros(n_keys, np.int64) for _ in parts]  # lgram_filter's per-first-token counts, unused here
     threshold = min(sigma, 255)
-    BK.lgram_filter(c.tokens, c.doc_offsets, 0, n_docs, keep, a, counters, threshold, scratch, True)
-    BK.lgram_filter(c.tokens, c.doc_offsets, 0, n_docs, keep, a, counters, threshold, scratch, False)
-    del counters, scratch
+    jobs = list(enumerate(parts))
+    run_parallel(lambda ir: BK.lgram_filter(c.tokens, c.doc_offsets, ir[1][0], ir[1][1], keep, a, counters[ir[0]],
+                                            threshold, first[ir[0]], True), jobs)
+    for other in counters[1:]:
+        BK.merge_counters(counters[0], other)
+    run_parallel(lambda ir: BK.lgram_filter(c.tokens, c.doc_offsets, ir[1][0], ir[1][1], keep, a, counters[0],
+                                            threshold, first[ir[0]], False), jobs)
+    del counters, first
     pos = np.flatnonzero(keep)
     del keep
     h = KT.agram_hashes(c.tokens, pos, a)
-    order = np.argsort(h, kind="stable")
-    pos, h = pos[order], h[order]
-    del order
-    lo, hi, exact = KT.seed_groups(c.tokens, c.doc_of, pos, h, a, sigma)
-    for g in range(lo.shape[0]):
-        p = pos[lo[g]:hi[g]]
-        if exact[g]:
-            yield p
-            continue
-        win = np.stack([c.tokens[p + k] for k in range(a)], axis=1)
-        keys, inv = np.unique(win, axis=0, return_inverse=True)
-        for j in range(keys.shape[0]):
-            q = np.sort(p[inv.ravel() == j])
-            if c.df(q) >= sigma:
-                yield q
+    # the two halves of the hash range sorted apart (a run of equal hashes
+    # never spans both), then cut into runs apart
+    top = (h >> np.uint64(63)).astype(bool)
+    halves = [np.flatnonzero(~top), np.flatnonzero(top)] if workers > 1 else [np.arange(pos.shape[0])]
+
+    def sort_half(idx):
+        o = idx[np.argsort(h[idx], kind="stable")]
+        p, hh = pos[o], h[o]
+        return p, KT.seed_groups(c.tokens, c.doc_of, p, hh, a, sigma)
+
+    for p_half, (lo, hi, exact) in run_parallel(sort_half, halves):
+        for g in range(lo.shape[0]):
+            p = p_half[lo[g]:hi[g]]
+            if exact[g]:
+                yield p
+                continue
+            win = np.stack([c.tokens[p + k] for k in range(a)], axis=1)
+            keys, inv = np.unique(win, axis=0, return_inverse=True)
+            for j in range(keys.shape[0]):
+                q = np.sort(p[inv.ravel() == j])
+                if c.df(q) >= sigma:
+                    yield q
 
 
 def mine_templates(tokens, doc_offsets, sigma: int, min_len: int, max_slot: int = 4,
@@ -254,7 +287,8 @@ def mine_templates(tokens, doc_offsets, sigma: int, min_len: int, max_slot: int 
     t0 = time.perf_counter()
     c = _Corpus(tokens, doc_offsets)
     a = anchor_length(min_len)
-    seeds = list(_seeds(c, a, sigma))
+    workers = max(1, int(workers or default_workers()))
+    seeds = list(_seeds(c, a, sigma, workers))
     t_seeds = time.perf_counter() - t0
     n_keys = int(c.tokens.max()) + 1 if c.tokens.shape[0] else 1
     scratch = threading.local()
@@ -268,7 +302,6 @@ def mine_templates(tokens, doc_offsets, sigma: int, min_len: int, max_slot: int 
                              COHESION, int(max_work), scratch.key_docs, scratch.key_last) for pos in batch]
 
     batches = [seeds[i:i + SEED_BATCH] for i in range(0, len(seeds), SEED_BATCH)]
-    workers = max(1, int(workers or default_workers()))
     with ThreadPoolExecutor(workers) if workers > 1 else contextlib.nullcontext() as pool:
         grown = pool.map(grow, batches) if pool is not None else map(grow, batches)
         results = (r for batch in grown for r in batch)  # in seed order, whichever thread grew them
