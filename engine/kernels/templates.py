@@ -724,12 +724,19 @@ def grow_seed(tokens, doc_of, doc_offsets, seed, a, sigma, min_len, w_max, max_s
 def _inside(starts, ends, reach, doc_of, a_lo, a_hi, b_lo, b_hi, a_df):
     """In every document of template a (occurrences ``a_lo .. a_hi - 1``),
     some occurrence lies inside an occurrence of b (``b_lo .. b_hi - 1``).
-    Both sorted by start; ``reach[i]`` is the largest end of ``b_lo .. i``."""
+    Both sorted by start; ``reach[i]`` is the largest end of ``b_lo .. i``.
+    Stops at the first document of a where none does."""
     docs = 0
-    last = -1
+    cur = -1        # the document being looked at
+    held = True     # whether one of its occurrences is inside
     for k in range(a_lo, a_hi):
         d = doc_of[starts[k]]
-        if d == last:
+        if d != cur:
+            if not held:
+                return False
+            cur = d
+            held = False
+        elif held:
             continue
         # the last occurrence of b starting at or before a's start
         lo, hi = b_lo, b_hi
@@ -741,8 +748,8 @@ def _inside(starts, ends, reach, doc_of, a_lo, a_hi, b_lo, b_hi, a_df):
                 hi = mid
         if lo > b_lo and reach[lo - 1] >= ends[k]:
             docs += 1
-            last = d
-    return docs == a_df
+            held = True
+    return held and docs == a_df
 
 
 @njit(**NJIT)
@@ -772,6 +779,12 @@ def subsumed(starts, ends, t_off, dfs, doc_of):
             reach[k] = r
     order = np.argsort(starts, kind="mergesort")
     s_sorted = starts[order]
+    e_reach = np.empty(n, np.int64)  # the largest end of the occurrences sorted before, included
+    r = -1
+    for p in range(n):
+        if ends[order[p]] > r:
+            r = ends[order[p]]
+        e_reach[p] = r
     longest = 0
     for k in range(n):
         if ends[k] - starts[k] > longest:
@@ -782,7 +795,9 @@ def subsumed(starts, ends, t_off, dfs, doc_of):
         e0 = ends[t_off[i]]
         lo = np.searchsorted(s_sorted, s0 - longest)
         hi = np.searchsorted(s_sorted, s0, side="right")
-        for p in range(lo, hi):
+        for p in range(hi - 1, lo - 1, -1):
+            if e_reach[p] < e0:
+                break  # no occurrence sorted at or before p reaches e0
             k = order[p]
             j = tid[k]
             if j == i or ends[k] < e0 or seen[j] == i:
