@@ -839,11 +839,7 @@ def top_fillers(tokens, fill_s, fill_w, fill_off, n_slots, keep):
     Returns ``tpl, slot, start, width, count``: one row per kept filler, by
     template, slot and rank.
     """
-    o_t = np.empty(64, np.int64)
-    o_j = np.empty(64, np.int64)
-    o_s = np.empty(64, np.int64)
-    o_w = np.empty(64, np.int64)
-    o_c = np.empty(64, np.int64)
+    out = np.empty((64, 5), np.int64)  # rows of (template, slot, start, width, count)
     m = 0
     table = np.full(16, -1, np.int64)   # bucket -> row of the filler's first occurrence
     counts = np.zeros(16, np.int64)
@@ -911,17 +907,15 @@ def top_fillers(tokens, fill_s, fill_w, fill_off, n_slots, keep):
                 top_c[p] = c
                 if n_top < keep:
                     n_top += 1
-            if m + n_top > o_t.shape[0]:
-                o_t = _fit(o_t, m + n_top)
-                o_j = _fit(o_j, m + n_top)
-                o_s = _fit(o_s, m + n_top)
-                o_w = _fit(o_w, m + n_top)
-                o_c = _fit(o_c, m + n_top)
+            if m + n_top > out.shape[0]:
+                grown = np.empty((2 * (m + n_top), 5), np.int64)
+                grown[:m] = out[:m]
+                out = grown
             for p in range(n_top):
-                o_t[m] = i
-                o_j[m] = j
-                o_s[m] = fill_s[top_r[p]]
-                o_w[m] = fill_w[top_r[p]]
-                o_c[m] = top_c[p]
+                out[m, 0] = i
+                out[m, 1] = j
+                out[m, 2] = fill_s[top_r[p]]
+                out[m, 3] = fill_w[top_r[p]]
+                out[m, 4] = top_c[p]
                 m += 1
-    return o_t[:m], o_j[:m], o_s[:m], o_w[:m], o_c[:m]
+    return out[:m, 0].copy(), out[:m, 1].copy(), out[:m, 2].copy(), out[:m, 3].copy(), out[:m, 4].copy()
