@@ -209,7 +209,7 @@ def _seeds(c: _Corpus, a: int, sigma: int, workers: int = 1):
     n = c.tokens.shape[0]
     if n == 0:
         return
-    parts = _split_docs(c.doc_offsets, max(1, workers))
+    parts = _split_docs(c.doc_offsets, workers)
     keep = np.ones(n, np.uint8)
     size = filter_bytes_for(n)
     counters = [np.zeros(size, np.uint8) for _ in parts]
@@ -414,13 +414,13 @@ def template_frames(found: list[Template], doc_offsets, span_start, span_end, vo
         "end": (g_end - doc_offsets[g_doc]).astype(np.int32)},
         schema={"template_id": pl.Int32, "doc_id": pl.Int64, "start": pl.Int32, "end": pl.Int32},
     ).sort("template_id", "doc_id", "start", "end")
-    words = list(vocab) + ["*"]  # SLOT (-1) reads as the last word, "*"
+    words = list(vocab)
     n_slot = [sum(1 for x in t.pattern if x == SLOT) for t in found]
     # the text of each kept filler, once (examples and store)
     filler_text = [[[" ".join([words[x] for x in f]) for f, _ in slot] for slot in t.fillers] for t in found]
     templates = pl.DataFrame({
         "template_id": np.arange(len(found), dtype=np.int32),
-        "template": [" ".join([words[x] for x in t.pattern]) for t in found],
+        "template": [template_text(t.pattern, words) for t in found],
         "df": np.array([t.df for t in found], np.int64),
         "occurrences": np.array([t.starts.shape[0] for t in found], np.int64),
         "slots": np.array(n_slot, np.int32),
