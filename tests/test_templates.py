@@ -255,3 +255,20 @@ def test_top_fillers_are_the_most_frequent_by_count_then_filler(templates, keep)
             for f, n in sorted(c.items(), key=lambda kv: (-kv[1], kv[0]))[:keep]:
                 want.append((i, j, f, n))
     assert [(t, j, tuple(tokens[a:a + w].tolist()), n) for t, j, a, w, n in got_rows] == want
+
+
+@settings(max_examples=25, deadline=None)
+@given(data=st.data(), sigma=st.integers(2, 3), min_len=st.integers(4, 9))
+def test_long_constant_runs_equal_the_definition(data, sigma, min_len):
+    """Long constant runs around a slot: the growth passes closed chains
+    (one token after every occurrence) in place, several tokens at a time."""
+    n = data.draw(st.integers(2, 6))
+    docs = []
+    for _ in range(n):
+        doc = data.draw(st.lists(st.sampled_from("xy"), max_size=2))
+        doc += list("abcdef")[data.draw(st.integers(0, 2)):]
+        doc += [data.draw(st.sampled_from("uvw"))]
+        doc += list("ghij")[:data.draw(st.integers(2, 4))]
+        doc += data.draw(st.lists(st.sampled_from("xy"), max_size=2))
+        docs.append(doc)
+    assert run(docs, sigma, min_len, 1) == naive.templates(docs, sigma, min_len, 1)

@@ -457,6 +457,31 @@ def grow_seed(tokens, doc_of, doc_offsets, seed, a, sigma, min_len, w_max, max_s
                 break
         if left_closed and phase == 0:
             continue
+        # a closed chain to the right: its only child appends the token that
+        # follows every occurrence, with the same embeddings and df, and is
+        # never visited; the node takes its place (in place: the pools above
+        # it are free), until the chain opens
+        while right_closed:
+            x = tokens[e0]
+            ppool = _fit(ppool, po + pl + 1)
+            ppool[po + pl] = x
+            pl += 1
+            consts += 1
+            for i in range(oo, oo + ol):
+                epool[i] += 1
+            work += ol + pl
+            e0 = epool[oo]
+            for i in range(oo, oo + ol):
+                ei = epool[i]
+                if ei >= doc_offsets[doc_of[spool[i]] + 1] or tokens[ei] != tokens[e0]:
+                    right_closed = False
+                    break
+            if max_work > 0 and work > max_work:
+                break
+        if max_work > 0 and work > max_work:
+            truncated = True
+            break
+        ptop = po + pl
         # expansions: (kind, threshold) per family of children
         #   kind 0: x * P (left)   1: x P (left)   2: P x (right)   3: P * x (right)
         same_df_child = False
