@@ -378,7 +378,7 @@ def mine(source: str, sigma=DEFAULT_SIGMA, min_len=DEFAULT_MIN_LEN, *,
             phrase_mask = cov.ranges_mask(n_tokens, pos, pos + np.asarray(res.rng_len, np.int64))
             t_frames = time.perf_counter()
             tf = template_frames(
-                found, doc_offsets, arrays.span_start, arrays.span_end, vocab, meta["doc_id"].to_numpy(),
+                found, tokens, doc_offsets, arrays.span_start, arrays.span_end, vocab, meta["doc_id"].to_numpy(),
                 meta["site"].to_list(), phrase_mask)
             tstats["seconds"]["frames"] = round(time.perf_counter() - t_frames, 3)
             tpl, tpl_occ, tpl_spans, mask = tf.templates, tf.occurrences, tf.spans, tf.mask

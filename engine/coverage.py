@@ -32,6 +32,15 @@ def ranges_mask(n_tokens: int, starts, ends) -> np.ndarray:
                          np.ascontiguousarray(ends, dtype=np.int64))
 
 
+def covered_runs(phrase_mask: np.ndarray, starts, ends, doc_offsets):
+    """Coverage by phrases (``phrase_mask``) or by ranges ``[starts, ends)``
+    (template occurrences): the mask, and its runs of one kind within a
+    document as ``start, end, kind`` arrays (1: phrase, 2: range only)."""
+    return C.labelled_runs(np.ascontiguousarray(phrase_mask, dtype=np.bool_),
+                           np.ascontiguousarray(starts, dtype=np.int64), np.ascontiguousarray(ends, dtype=np.int64),
+                           np.ascontiguousarray(doc_offsets, dtype=np.int64))
+
+
 def documents_frame(meta: pl.DataFrame, covered: np.ndarray) -> pl.DataFrame:
     """documents.parquet: doc_id, site, url, n_tokens, covered_tokens,
     contamination, ordered by doc_id."""

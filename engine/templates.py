@@ -123,7 +123,7 @@ import numpy as np
 
 from .bloomspan import _split_docs, filter_bytes_for, run_parallel
 from .config import default_workers
-from .coverage import ranges_mask
+from .coverage import covered_runs
 from .errors import BoilerscopeError
 from .kernels import bloomspan as BK
 from .kernels import templates as KT
@@ -154,13 +154,28 @@ class TemplateFrames:
 @dataclass
 class Template:
     """One reported template: ``pattern`` (token ids, ``SLOT`` for a slot),
-    its df, and its occurrences (global token positions, end exclusive)."""
+    its df, its occurrences (global token positions, end exclusive) and the
+    most frequent fillers of each slot, as rows of ``filler_rows`` (int64,
+    one per filler: slot, start, width, count; by slot, most frequent
+    first, at most ``FILLERS_STORED`` per slot)."""
 
     pattern: tuple
     df: int
     starts: np.ndarray
     ends: np.ndarray
-    fillers: list = field(default_factory=list)  # per slot: [(filler tuple, count)], most frequent first
+    filler_rows: np.ndarray = field(default_factory=lambda: np.zeros((0, 4), np.int64))
+    ids: np.ndarray | None = None  #: the pattern as an int64 array
+
+    def __post_init__(self):
+        if self.ids is None:
+            self.ids = np.array(self.pattern, np.int64)
+
+    def fillers(self, tokens) -> list:
+        """Per slot, ``[(filler token tuple, count), ...]``, most frequent first."""
+        out = [[] for _ in range(sum(1 for x in self.pattern if x == SLOT))]
+        for j, a, w, n in self.filler_rows.tolist():
+            out[j].append((tuple(np.asarray(tokens[a:a + w]).tolist()), n))
+        return out
 
 
 def anchor_length(min_len: int) -> int:
@@ -297,18 +312,29 @@ def mine_templates(tokens, doc_offsets, sigma: int, min_len: int, max_slot: int 
     scratch = threading.local()
 
     def grow(batch):
-        # one worker thread: its own scratch, the kernel releases the GIL
+        # one worker thread: its own scratch, the kernels release the GIL;
+        # the fillers of the seed's templates are ranked here too
         if not hasattr(scratch, "key_docs"):
             scratch.key_docs = np.zeros(n_keys, np.int64)
             scratch.key_last = np.full(n_keys, -1, np.int64)
-        return [KT.grow_seed(c.tokens, c.doc_of, c.doc_offsets, pos, a, sigma, min_len, w_max, max_slots,
-                             COHESION, int(max_work), scratch.key_docs, scratch.key_last) for pos in batch]
+        out = []
+        for pos in batch:
+            pat, pat_off, dfs, occ_s, occ_e, occ_off, fill_s, fill_w, fill_off, nodes, cut = KT.grow_seed(
+                c.tokens, c.doc_of, c.doc_offsets, pos, a, sigma, min_len, w_max, max_slots, COHESION,
+                int(max_work), scratch.key_docs, scratch.key_last)
+            if dfs.shape[0]:
+                n_slots = np.add.reduceat((pat == SLOT).astype(np.int64), pat_off[:-1])
+                top = KT.top_fillers(c.tokens, fill_s, fill_w, fill_off, n_slots, FILLERS_STORED)
+            else:
+                top = None
+            out.append((pat, pat_off, dfs, occ_s, occ_e, occ_off, top, nodes, cut))
+        return out
 
     batches = [seeds[i:i + SEED_BATCH] for i in range(0, len(seeds), SEED_BATCH)]
     with ThreadPoolExecutor(workers) if workers > 1 else contextlib.nullcontext() as pool:
         grown = pool.map(grow, batches) if pool is not None else map(grow, batches)
         results = (r for batch in grown for r in batch)  # in seed order, whichever thread grew them
-        found, n_seeds, n_nodes, truncated = _collect(c, seeds, results, w_max, progress)
+        found, n_seeds, n_nodes, truncated = _collect(c, seeds, results, progress)
     t_growth = time.perf_counter() - t0 - t_seeds
     if truncated:
         log.warning("templates: %d of %d seeds stopped at the work bound %d (their anchors may miss templates)",
@@ -325,32 +351,30 @@ def mine_templates(tokens, doc_offsets, sigma: int, min_len: int, max_slot: int 
     return found
 
 
-def _collect(c: _Corpus, seeds, results, w_max: int, progress):
-    """The templates of the grown seeds, in seed order, with the most
-    frequent fillers of each slot (:func:`engine.kernels.templates.top_fillers`)."""
+def _collect(c: _Corpus, seeds, results, progress):
+    """The templates of the grown seeds, in seed order, each with the most
+    frequent fillers of its slots (ranked by
+    :func:`engine.kernels.templates.top_fillers` in the worker threads)."""
     found: list[Template] = []
     n_seeds = n_nodes = 0
     truncated = []
-    toks = c.tokens
     for k, (pos, grown) in enumerate(zip(seeds, results)):
         n_seeds += 1
-        pat, pat_off, dfs, occ_s, occ_e, occ_off, fill_s, fill_w, fill_off, nodes, cut = grown
+        pat, pat_off, dfs, occ_s, occ_e, occ_off, top, nodes, cut = grown
         n_nodes += int(nodes)
         if cut:
             truncated.append((int(pos[0]), c.df(pos)))
         if dfs.shape[0] == 0:
             continue
-        is_slot = pat == SLOT
-        n_slots = np.add.reduceat(is_slot.astype(np.int64), pat_off[:-1])
-        ft, fj, fs, fw, fc = KT.top_fillers(toks, fill_s, fill_w, fill_off, n_slots, FILLERS_STORED)
-        base = len(found)
-        for i in range(dfs.shape[0]):
-            found.append(Template(pattern=tuple(pat[pat_off[i]:pat_off[i + 1]].tolist()), df=int(dfs[i]),
-                                  starts=occ_s[occ_off[i]:occ_off[i + 1]].copy(),
-                                  ends=occ_e[occ_off[i]:occ_off[i + 1]].copy(),
-                                  fillers=[[] for _ in range(int(n_slots[i]))]))
-        for t, j, a, w, n in zip(ft.tolist(), fj.tolist(), fs.tolist(), fw.tolist(), fc.tolist()):
-            found[base + t].fillers[j].append((tuple(toks[a:a + w].tolist()), n))
+        ft, fj, fs, fw, fc = top
+        rows = np.stack([fj, fs, fw, fc], axis=1)
+        f_off = np.searchsorted(ft, np.arange(dfs.shape[0] + 1))
+        pats = pat.tolist()
+        po, oo = pat_off.tolist(), occ_off.tolist()
+        for i, d in enumerate(dfs.tolist()):
+            found.append(Template(pattern=tuple(pats[po[i]:po[i + 1]]), df=d,
+                                  starts=occ_s[oo[i]:oo[i + 1]], ends=occ_e[oo[i]:oo[i + 1]],
+                                  filler_rows=rows[f_off[i]:f_off[i + 1]], ids=pat[po[i]:po[i + 1]]))
         if progress is not None and k % 256 == 0:
             progress(k / max(len(seeds), 1))
     return found, n_seeds, n_nodes, truncated
@@ -373,14 +397,41 @@ def _drop_subsumed(found: list[Template], doc_of) -> list[Template]:
     return [t for t, d in zip(found, drop.tolist()) if not d]
 
 
-def template_text(pattern: tuple, vocab: list[str]) -> str:
-    """The constant tokens and one ``*`` per slot, joined by single spaces."""
-    return " ".join("*" if x == SLOT else vocab[x] for x in pattern)
+def _joined(ids: np.ndarray, offsets: np.ndarray, names):
+    """Row i's tokens, ``ids[offsets[i]:offsets[i + 1]]``, joined by single
+    spaces, by Arrow's kernels: ``names`` (an Arrow large_string array) is
+    the text of each id, ``SLOT`` taking its last entry."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    index = pa.array(np.where(ids == SLOT, len(names) - 1, ids).astype(np.int64))
+    lists = pa.LargeListArray.from_arrays(pa.array(np.asarray(offsets, np.int64)), names.take(index))
+    return pc.binary_join(lists, pa.scalar(" ", pa.large_string()))
 
 
-def template_frames(found: list[Template], doc_offsets, span_start, span_end, vocab: list[str],
+def _names(vocab) -> tuple:
+    """The vocabulary and ``*`` as Arrow arrays: as text, and escaped for a
+    JSON string (without its quotes; only the entries with a quote, a
+    backslash or a control character change)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    names = pa.array(list(vocab) + ["*"], pa.large_string())
+    special = np.flatnonzero(pc.match_substring_regex(names, r'["\\\x00-\x1f]').to_numpy(zero_copy_only=False))
+    if special.shape[0] == 0:
+        return names, names
+    text = names.to_pylist()
+    for i in special.tolist():
+        text[i] = json.dumps(text[i], ensure_ascii=False)[1:-1]
+    return names, pa.array(text, pa.large_string())
+
+
+def template_frames(found: list[Template], tokens, doc_offsets, span_start, span_end, vocab: list[str],
                     doc_ids, sites, phrase_mask: np.ndarray, examples: int = 5):
     """The result frames of a ``--templates`` run.
+
+    ``tokens`` are the snapshot's token ids (the fillers' text is read
+    from them).
 
     Returns
     -------
@@ -396,7 +447,6 @@ def template_frames(found: list[Template], doc_offsets, span_start, span_end, vo
         run_template_occurrences without run_id and max_slot)
     """
     import polars as pl
-    import pyarrow as pa
 
     doc_offsets = np.asarray(doc_offsets, np.int64)
     doc_ids = np.asarray(doc_ids, np.int64)
@@ -417,24 +467,56 @@ def template_frames(found: list[Template], doc_offsets, span_start, span_end, vo
         "end": (g_end - doc_offsets[g_doc]).astype(np.int32)},
         schema={"template_id": pl.Int32, "doc_id": pl.Int64, "start": pl.Int32, "end": pl.Int32},
     ).sort("template_id", "doc_id", "start", "end")
-    words = list(vocab)
-    n_slot = [sum(1 for x in t.pattern if x == SLOT) for t in found]
-    # the text of each kept filler, once (examples and store)
-    filler_text = [[[" ".join([words[x] for x in f]) for f, _ in slot] for slot in t.fillers] for t in found]
+    names, escaped = _names(vocab)
+    pat_len = np.array([t.ids.shape[0] for t in found], np.int64)
+    pat_ids = np.concatenate([t.ids for t in found] or [np.zeros(0, np.int64)]).astype(np.int64)
+    n_slot = np.bincount(np.repeat(np.arange(len(found)), pat_len)[pat_ids == SLOT], minlength=len(found))
+    # every kept filler at once: its template, slot, rank, tokens and count
+    rows = np.concatenate([t.filler_rows for t in found] or [np.zeros((0, 4), np.int64)])
+    f_tid = np.repeat(np.arange(len(found), dtype=np.int64), [t.filler_rows.shape[0] for t in found])
+    f_width = rows[:, 2]
+    f_off = np.zeros(rows.shape[0] + 1, np.int64)
+    np.cumsum(f_width, out=f_off[1:])
+    f_ids = np.asarray(tokens)[np.repeat(rows[:, 1] - f_off[:-1], f_width) + np.arange(f_off[-1])] \
+        if rows.shape[0] else np.zeros(0, np.int64)
+    f_text, f_json = _joined(f_ids, f_off, names), _joined(f_ids, f_off, escaped)
     templates = pl.DataFrame({
         "template_id": np.arange(len(found), dtype=np.int32),
-        "template": [template_text(t.pattern, words) for t in found],
+        "template": pl.from_arrow(_joined(pat_ids, np.concatenate([[0], np.cumsum(pat_len)]), names)),
         "df": np.array([t.df for t in found], np.int64),
         "occurrences": np.array([t.starts.shape[0] for t in found], np.int64),
-        "slots": np.array(n_slot, np.int32),
-        "constant_tokens": np.array([len(t.pattern) - k for t, k in zip(found, n_slot)], np.int32),
+        "slots": n_slot.astype(np.int32),
+        "constant_tokens": (pat_len - n_slot).astype(np.int32),
         "sites": n_sites.astype(np.int64),
     }, schema={"template_id": pl.Int32, "template": pl.String, "df": pl.Int64, "occurrences": pl.Int64,
                "slots": pl.Int32, "constant_tokens": pl.Int32, "sites": pl.Int64})
-    # nested lists through Arrow (polars builds them row by row)
-    templates = templates.with_columns(pl.from_arrow(pa.array(
-        [[slot[:examples] for slot in tt] for tt in filler_text], type=pa.list_(pa.list_(pa.string())))
-    ).alias("fillers"))
+    # per template, per slot: the first `examples` fillers as text (for the
+    # files) and all the kept ones with their counts as JSON (for the store)
+    first = np.ones(rows.shape[0], bool)
+    if rows.shape[0]:
+        first[1:] = (f_tid[1:] != f_tid[:-1]) | (rows[1:, 0] != rows[:-1, 0])
+    start_of_slot = np.maximum.accumulate(np.where(first, np.arange(rows.shape[0]), 0)) \
+        if rows.shape[0] else np.zeros(0, np.int64)
+    fr = pl.DataFrame({"tid": f_tid.astype(np.int32), "slot": rows[:, 0].astype(np.int32),
+                       "rank": (np.arange(rows.shape[0]) - start_of_slot).astype(np.int32),
+                       "text": pl.from_arrow(f_text), "item": pl.from_arrow(f_json),
+                       "n": rows[:, 3].astype(np.int64)},
+                      schema={"tid": pl.Int32, "slot": pl.Int32, "rank": pl.Int32, "text": pl.String,
+                              "item": pl.String, "n": pl.Int64})
+    per_slot = (fr.with_columns(pl.concat_str([pl.lit('["'), pl.col("item"), pl.lit('", '),
+                                               pl.col("n").cast(pl.String), pl.lit("]")]).alias("item"))
+                .group_by("tid", "slot", maintain_order=True)
+                .agg(pl.col("text").filter(pl.col("rank") < examples).alias("fillers"),
+                     pl.concat_str([pl.lit("["), pl.col("item").str.join(", "), pl.lit("]")]).alias("json")))
+    per_tpl = (per_slot.group_by("tid", maintain_order=True)
+               .agg(pl.col("fillers"),
+                    pl.concat_str([pl.lit("["), pl.col("json").str.join(", "), pl.lit("]")]).alias("json")))
+    per_tpl = pl.DataFrame({"tid": np.arange(len(found), dtype=np.int32)}).join(
+        per_tpl, on="tid", how="left", maintain_order="left")
+    templates = templates.with_columns(
+        per_tpl["fillers"].fill_null(pl.lit([], pl.List(pl.List(pl.String)))).cast(pl.List(pl.List(pl.String)))
+        .alias("fillers"))
+    store_json = per_tpl["json"].fill_null("[]")
     # the store's rows: occurrences by doc_index with character offsets, and
     # the filler counts per slot (the most frequent, as JSON)
     ss_, se_ = np.asarray(span_start), np.asarray(span_end)
@@ -447,23 +529,10 @@ def template_frames(found: list[Template], doc_offsets, span_start, span_end, vo
         "char_end": se_[g_end - 1].astype(np.int32) if g_start.shape[0] else np.zeros(0, np.int32),
     }).sort("template_id", "doc_index", "token_start", "token_end")
     store_tpl = templates.select("template_id", "template", "df", "occurrences", "slots", "constant_tokens",
-                                 "sites").with_columns(pl.Series("fillers", [json.dumps(
-                                     [[[txt, n] for txt, (_, n) in zip(slot_text[:FILLERS_STORED], slot)]
-                                      for slot_text, slot in zip(tt, t.fillers)], ensure_ascii=False)
-                                     for tt, t in zip(filler_text, found)], pl.String))
-    # coverage: each occurrence covers its whole run, fillers included
-    tmask = ranges_mask(phrase_mask.shape[0], np.concatenate([t.starts for t in found] or [np.zeros(0, np.int64)]),
-                        np.concatenate([t.ends for t in found] or [np.zeros(0, np.int64)]))
-    mask = phrase_mask | tmask
+                                 "sites").with_columns(store_json.alias("fillers"))
+    # coverage: each occurrence covers its whole run, fillers included; the
     # runs of covered tokens of one kind, never across documents
-    kind = np.where(phrase_mask, 1, np.where(tmask, 2, 0)).astype(np.int8)
-    bounds = np.zeros(kind.shape[0], bool)
-    if kind.shape[0]:
-        bounds[1:] = kind[1:] != kind[:-1]
-        bounds[doc_offsets[:-1][doc_offsets[:-1] < kind.shape[0]]] = True
-    starts = np.flatnonzero(bounds & (kind > 0))
-    run_end = np.append(np.flatnonzero(bounds)[1:], kind.shape[0]) if kind.shape[0] else np.zeros(0, np.int64)
-    ends = run_end[np.searchsorted(np.flatnonzero(bounds), starts)] if starts.shape[0] else starts
+    mask, starts, ends, kind = covered_runs(phrase_mask, g_start, g_end, doc_offsets)
     d = np.searchsorted(doc_offsets, starts, side="right") - 1
     ss, se = np.asarray(span_start), np.asarray(span_end)
     spans = pl.DataFrame({
@@ -472,7 +541,7 @@ def template_frames(found: list[Template], doc_offsets, span_start, span_end, vo
         "end": (ends - doc_offsets[d]).astype(np.int32) if starts.shape[0] else np.zeros(0, np.int32),
         "char_start": ss[starts].astype(np.int32) if starts.shape[0] else np.zeros(0, np.int32),
         "char_end": se[ends - 1].astype(np.int32) if starts.shape[0] else np.zeros(0, np.int32),
-        "kind": np.where(kind[starts] == 1, "phrase", "template") if starts.shape[0] else np.zeros(0, str),
+        "kind": np.where(kind == 1, "phrase", "template") if starts.shape[0] else np.zeros(0, str),
     }, schema={"doc_id": pl.Int64, "start": pl.Int32, "end": pl.Int32, "char_start": pl.Int32,
                "char_end": pl.Int32, "kind": pl.String}).sort("doc_id", "start")
     return TemplateFrames(templates, occurrences, spans, mask, store_tpl, store_occ)

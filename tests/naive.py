@@ -289,3 +289,21 @@ def templates(docs: list[list], sigma: int, min_len: int, max_slot: int, max_slo
     return {p: df for p, df in out.items()
             if not any(q != p and inside(p, q) and (out[q] > df or (out[q] == df and not inside(q, p)))
                        for q in out)}
+
+
+def labelled_runs(phrase: list[bool], ranges: list[tuple[int, int]], doc_lengths: list[int]):
+    """Per position: 1 under a phrase, else 2 under a range, else 0; then
+    the runs of one non-zero kind inside one document, as (start, end, kind)."""
+    kinds = [1 if p else (2 if any(s <= i < e for s, e in ranges) else 0) for i, p in enumerate(phrase)]
+    runs, at = [], 0
+    for length in doc_lengths:
+        i = at
+        while i < at + length:
+            j = i
+            while j < at + length and kinds[j] == kinds[i]:
+                j += 1
+            if kinds[i]:
+                runs.append((i, j, kinds[i]))
+            i = j
+        at += length
+    return kinds, runs

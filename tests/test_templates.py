@@ -272,3 +272,22 @@ def test_long_constant_runs_equal_the_definition(data, sigma, min_len):
         doc += data.draw(st.lists(st.sampled_from("xy"), max_size=2))
         docs.append(doc)
     assert run(docs, sigma, min_len, 1) == naive.templates(docs, sigma, min_len, 1)
+
+
+@settings(max_examples=200, deadline=None)
+@given(data=st.data())
+def test_covered_runs_equal_the_brute_force(data):
+    """The spans of a --templates run: coverage by phrases or template
+    occurrences, cut into runs of one kind inside each document."""
+    from engine.coverage import covered_runs
+    lengths = data.draw(st.lists(st.integers(0, 8), max_size=5))
+    n = sum(lengths)
+    phrase = data.draw(st.lists(st.booleans(), min_size=n, max_size=n))
+    ranges = [] if n == 0 else data.draw(st.lists(
+        st.integers(0, n - 1).flatmap(lambda s: st.tuples(st.just(s), st.integers(s + 1, n))), max_size=4))
+    kinds, runs = naive.labelled_runs(phrase, ranges, lengths)
+    off = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    mask, rs, re_, rk = covered_runs(np.array(phrase, bool), np.array([s for s, _ in ranges], np.int64),
+                                     np.array([e for _, e in ranges], np.int64), off)
+    assert mask.tolist() == [k > 0 for k in kinds]
+    assert list(zip(rs.tolist(), re_.tolist(), rk.tolist())) == runs

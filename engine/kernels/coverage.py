@@ -71,3 +71,53 @@ def ranges_mask(n_tokens, starts, ends):
         run += diff[p]
         out[p] = run > 0
     return out
+
+
+@njit(**NJIT)
+def labelled_runs(phrase_mask, starts, ends, doc_offsets):
+    """Coverage by phrases and by ranges ``[starts, ends)``, and its runs.
+
+    Returns ``mask`` (True where either covers) and the runs of covered
+    positions of one kind within one document (``doc_offsets``):
+    ``run_start, run_end, run_kind`` (1: a phrase covers them, 2: only a
+    range does).  A difference array, then one pass over the positions
+    that writes each position's kind and counts the runs, and one over the
+    kinds that writes them: O(tokens + ranges)."""
+    n = phrase_mask.shape[0]
+    depth = np.zeros(n + 1, np.int32)
+    for r in range(starts.shape[0]):
+        depth[starts[r]] += 1
+        depth[ends[r]] -= 1
+    kind = np.empty(n, np.int8)
+    run = 0
+    m = 0
+    for d in range(doc_offsets.shape[0] - 1):
+        prev = 0
+        for p in range(doc_offsets[d], doc_offsets[d + 1]):
+            run += depth[p]
+            k = np.int8(1) if phrase_mask[p] else (np.int8(2) if run > 0 else np.int8(0))
+            kind[p] = k
+            if k != prev and k != 0:
+                m += 1
+            prev = k
+    rs = np.empty(m, np.int64)
+    re_ = np.empty(m, np.int64)
+    rk = np.empty(m, np.int8)
+    mask = np.empty(n, np.bool_)
+    j = 0
+    for d in range(doc_offsets.shape[0] - 1):
+        prev = 0
+        for p in range(doc_offsets[d], doc_offsets[d + 1]):
+            k = kind[p]
+            mask[p] = k != 0
+            if k != prev:
+                if prev != 0:
+                    re_[j - 1] = p
+                if k != 0:
+                    rs[j] = p
+                    rk[j] = k
+                    j += 1
+            prev = k
+        if prev != 0:
+            re_[j - 1] = doc_offsets[d + 1]
+    return mask, rs, re_, rk
