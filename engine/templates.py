@@ -43,8 +43,9 @@ Method
    :func:`engine.kernels.bloomspan.lgram_filter`): saturating byte counters
    of the A-gram hashes drop, in two linear scans, every position whose
    A-gram occurs fewer than sigma times (the Zipf tail: 63% of webdocs'
-   positions); the survivors are sorted by a 64-bit hash, split into runs
-   with df >= sigma and verified token by token.  A seed is the first A
+   positions); the survivors are sorted by a 64-bit hash (an LSD radix
+   sort of (hash, position) pairs, each half of the hash range in its own
+   thread), split into runs with df >= sigma and verified token by token.  A seed is the first A
    tokens of a template's anchor, which makes the generation unique.
 2. *Right growth* from each seed, depth first over *embeddings*: each way
    an occurrence matches, its (start, end) and the (start, width) of each
@@ -220,7 +221,8 @@ def _seeds(c: _Corpus, a: int, sigma: int, workers: int = 1):
     saturating counters of the a-gram hashes, one set per worker over its
     share of the documents, merged; then the positions whose counter reaches
     sigma) drop the Zipf tail in two linear scans; the survivors are sorted
-    by a 64-bit hash (the two halves of the hash range in two threads) and
+    by a 64-bit hash (:func:`engine.kernels.templates.radix_sort_pairs`, the
+    two halves of the hash range in two threads) and
     split into runs, each verified token by token (a 64-bit collision is
     split by the tokens).
     """
@@ -247,12 +249,17 @@ def _seeds(c: _Corpus, a: int, sigma: int, workers: int = 1):
     h = KT.agram_hashes(c.tokens, pos, a)
     # the two halves of the hash range sorted apart (a run of equal hashes
     # never spans both), then cut into runs apart
-    top = (h >> np.uint64(63)).astype(bool)
-    halves = [np.flatnonzero(~top), np.flatnonzero(top)] if workers > 1 else [np.arange(pos.shape[0])]
+    pos = pos.astype(np.int64, copy=False)
+    if workers > 1:
+        h0, p0, h1, p1 = KT.split_top_bit(h, pos)
+        halves = [(h0, p0), (h1, p1)]
+        del h0, p0, h1, p1
+    else:
+        halves = [(h, pos)]
+    del h, pos
 
-    def sort_half(idx):
-        o = idx[np.argsort(h[idx], kind="stable")]
-        p, hh = pos[o], h[o]
+    def sort_half(half):  # the half's arrays are the sort's buffers
+        hh, p = KT.radix_sort_pairs(half[0], half[1])
         return p, KT.seed_groups(c.tokens, c.doc_of, p, hh, a, sigma)
 
     for p_half, (lo, hi, exact) in run_parallel(sort_half, halves):

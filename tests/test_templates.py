@@ -291,3 +291,19 @@ def test_covered_runs_equal_the_brute_force(data):
                                      np.array([e for _, e in ranges], np.int64), off)
     assert mask.tolist() == [k > 0 for k in kinds]
     assert list(zip(rs.tolist(), re_.tolist(), rk.tolist())) == runs
+
+
+@settings(max_examples=100, deadline=None)
+@given(keys=st.lists(st.integers(0, 2**64 - 1) | st.sampled_from([0, 7, 2**63, 2**64 - 1]), max_size=300))
+def test_seed_sort_is_numpys_stable_sort(keys):
+    """The seeds' radix sort and split against numpy's stable argsort."""
+    from engine.kernels import templates as KT
+    k = np.array(keys, np.uint64)
+    v = np.arange(k.shape[0], dtype=np.int64)[::-1].copy()
+    order = np.argsort(k, kind="stable")
+    sk, sv = KT.radix_sort_pairs(k.copy(), v.copy())
+    assert sk.tolist() == k[order].tolist() and sv.tolist() == v[order].tolist()
+    top = k >= np.uint64(2**63)
+    k0, v0, k1, v1 = KT.split_top_bit(k, v)
+    assert (k0.tolist(), v0.tolist(), k1.tolist(), v1.tolist()) == (
+        k[~top].tolist(), v[~top].tolist(), k[top].tolist(), v[top].tolist())

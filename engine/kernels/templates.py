@@ -25,6 +25,68 @@ def agram_hashes(tokens, pos, a):
 
 
 @njit(**NJIT)
+def split_top_bit(keys, values):
+    """The (key, value) pairs whose key's top bit is 0, then those whose top
+    bit is 1, each in their order: ``keys0, values0, keys1, values1``.  One
+    pass (numpy's boolean compress costs four)."""
+    n = keys.shape[0]
+    n1 = 0
+    for j in range(n):
+        n1 += np.int64(keys[j] >> np.uint64(63))
+    k0 = np.empty(n - n1, np.uint64)
+    v0 = np.empty(n - n1, np.int64)
+    k1 = np.empty(n1, np.uint64)
+    v1 = np.empty(n1, np.int64)
+    a = 0
+    b = 0
+    for j in range(n):
+        if keys[j] >> np.uint64(63):
+            k1[b] = keys[j]
+            v1[b] = values[j]
+            b += 1
+        else:
+            k0[a] = keys[j]
+            v0[a] = values[j]
+            a += 1
+    return k0, v0, k1, v1
+
+
+@njit(**NJIT)
+def radix_sort_pairs(keys, values):
+    """``keys`` (uint64) sorted, and ``values`` (int64) in the same order; equal
+    keys keep their order (stable); both inputs are overwritten (they are
+    one of the two buffers).  An LSD radix sort: eight passes of
+    8-bit digits (256 write streams stay in the cache), each a count and a
+    stable scatter of the (key, value) pairs; a pass whose digit is the same
+    everywhere is skipped.  O(n), against numpy's O(n log n) merge sort for
+    64-bit keys, and no gather afterwards."""
+    n = keys.shape[0]
+    k0 = keys
+    v0 = values
+    k1 = np.empty(n, np.uint64)
+    v1 = np.empty(n, np.int64)
+    count = np.empty(257, np.int64)
+    for shift in range(0, 64, 8):
+        sh = np.uint64(shift)
+        count[:] = 0
+        for j in range(n):
+            count[np.int64((k0[j] >> sh) & np.uint64(0xFF)) + 1] += 1
+        if count.max() == n:
+            continue  # one digit value: this pass keeps the order
+        for d in range(256):
+            count[d + 1] += count[d]
+        for j in range(n):
+            d = np.int64((k0[j] >> sh) & np.uint64(0xFF))
+            q = count[d]
+            count[d] = q + 1
+            k1[q] = k0[j]
+            v1[q] = v0[j]
+        k0, k1 = k1, k0
+        v0, v1 = v1, v0
+    return k0, v0
+
+
+@njit(**NJIT)
 def seed_groups(tokens, doc_of, pos, hashes, a, sigma):
     """The runs of equal hashes (``hashes`` sorted, ``pos`` sorted within a
     run) with df >= sigma: ``lo, hi, exact``.  ``exact`` is False when the
