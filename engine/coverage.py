@@ -32,6 +32,14 @@ def ranges_mask(n_tokens: int, starts, ends) -> np.ndarray:
                          np.ascontiguousarray(ends, dtype=np.int64))
 
 
+def distinct_per_group(group_lo, group_hi, values, n_values: int) -> np.ndarray:
+    """Number of distinct ``values`` (0 .. n_values - 1) in each slice
+    ``[group_lo, group_hi)``."""
+    return C.distinct_per_group(np.ascontiguousarray(group_lo, dtype=np.int64),
+                                np.ascontiguousarray(group_hi, dtype=np.int64),
+                                np.ascontiguousarray(values, dtype=np.int64), int(n_values))
+
+
 def covered_runs(phrase_mask: np.ndarray, starts, ends, doc_offsets):
     """Coverage by phrases (``phrase_mask``) or by ranges ``[starts, ends)``
     (template occurrences): the mask, and its runs of one kind within a

@@ -124,7 +124,7 @@ import numpy as np
 
 from .bloomspan import _split_docs, filter_bytes_for, run_parallel
 from .config import default_workers
-from .coverage import covered_runs
+from .coverage import covered_runs, distinct_per_group
 from .errors import BoilerscopeError
 from .kernels import bloomspan as BK
 from .kernels import templates as KT
@@ -462,12 +462,13 @@ def template_frames(found: list[Template], tokens, doc_offsets, span_start, span
     g_end = np.concatenate([t.ends for t in found] or [np.zeros(0, np.int64)]).astype(np.int64)
     g_tid = np.repeat(np.arange(len(found), dtype=np.int64), [t.starts.shape[0] for t in found])
     g_doc = np.searchsorted(doc_offsets, g_start, side="right") - 1
-    # distinct sites per template: site codes, then distinct (template, site) pairs
+    # distinct sites per template: site codes counted over each template's
+    # occurrences (they come grouped by template)
     codes: dict = {}
     site_code = np.array([codes.setdefault(x, len(codes)) for x in sites], np.int64)
-    n_codes = int(site_code.max()) + 1 if site_code.shape[0] else 1
-    pairs = np.unique(g_tid * n_codes + site_code[g_doc]) if g_tid.shape[0] else g_tid
-    n_sites = np.bincount(pairs // n_codes, minlength=len(found))
+    t_off = np.zeros(len(found) + 1, np.int64)
+    np.cumsum([t.starts.shape[0] for t in found], out=t_off[1:])
+    n_sites = distinct_per_group(t_off[:-1], t_off[1:], site_code[g_doc], max(1, len(codes)))
     occurrences = pl.DataFrame({
         "template_id": g_tid.astype(np.int32), "doc_id": doc_ids[g_doc],
         "start": (g_start - doc_offsets[g_doc]).astype(np.int32),

@@ -864,8 +864,8 @@ def subsumed(starts, ends, t_off, dfs, doc_of):
             if ends[k] > r:
                 r = ends[k]
             reach[k] = r
-    order = np.argsort(starts, kind="mergesort")
-    s_sorted = starts[order]
+    s_sorted, order = radix_sort_pairs(starts.astype(np.uint64), np.arange(n))
+    s_sorted = s_sorted.astype(np.int64)
     e_reach = np.empty(n, np.int64)  # the largest end of the occurrences sorted before, included
     r = -1
     for p in range(n):
