@@ -80,22 +80,17 @@ def labelled_runs(phrase_mask, starts, ends, doc_offsets):
     Returns ``mask`` (True where either covers) and the runs of covered
     positions of one kind within one document (``doc_offsets``):
     ``run_start, run_end, run_kind`` (1: a phrase covers them, 2: only a
-    range does).  A difference array, then one pass over the positions
-    that writes each position's kind and counts the runs, and one over the
-    kinds that writes them: O(tokens + ranges)."""
+    range does).  The ranges' mask (:func:`ranges_mask`), then one pass
+    over the positions that writes each position's kind and counts the
+    runs, and one over the kinds that writes them: O(tokens + ranges)."""
     n = phrase_mask.shape[0]
-    depth = np.zeros(n + 1, np.int32)
-    for r in range(starts.shape[0]):
-        depth[starts[r]] += 1
-        depth[ends[r]] -= 1
+    in_range = ranges_mask(n, starts, ends)
     kind = np.empty(n, np.int8)
-    run = 0
     m = 0
     for d in range(doc_offsets.shape[0] - 1):
         prev = 0
         for p in range(doc_offsets[d], doc_offsets[d + 1]):
-            run += depth[p]
-            k = np.int8(1) if phrase_mask[p] else (np.int8(2) if run > 0 else np.int8(0))
+            k = np.int8(1) if phrase_mask[p] else (np.int8(2) if in_range[p] else np.int8(0))
             kind[p] = k
             if k != prev and k != 0:
                 m += 1
