@@ -137,6 +137,7 @@ MAX_SLOT_RANGE = (1, 16)
 DEFAULT_MAX_SLOTS = 4  #: the most slots a template has
 DEFAULT_MAX_WORK = 20_000_000  #: work bound per seed (see mine_templates)
 SEED_BATCH = 32  #: seeds per task of a worker thread
+MAX_POSITIONS_32 = 2**31 - 2  #: up to this many tokens the growth keeps positions in int32
 
 
 FILLERS_STORED = 20  #: fillers kept per slot in the store (the most frequent)
@@ -318,6 +319,10 @@ def mine_templates(tokens, doc_offsets, sigma: int, min_len: int, max_slot: int 
     n_keys = int(c.tokens.max()) + 1 if c.tokens.shape[0] else 1
     scratch = threading.local()
 
+    # the growth's embeddings hold positions in the seeds' width: int32 when
+    # they fit (half the memory traffic of its pools)
+    pos_dtype = np.int32 if c.tokens.shape[0] <= MAX_POSITIONS_32 else np.int64
+
     def grow(batch):
         # one worker thread: its own scratch, the kernels release the GIL;
         # the fillers of the seed's templates are ranked here too
@@ -327,7 +332,7 @@ def mine_templates(tokens, doc_offsets, sigma: int, min_len: int, max_slot: int 
         out = []
         for pos in batch:
             pat, pat_off, dfs, occ_s, occ_e, occ_off, fill_s, fill_w, fill_off, nodes, cut = KT.grow_seed(
-                c.tokens, c.doc_of, c.doc_offsets, pos, a, sigma, min_len, w_max, max_slots, COHESION,
+                c.tokens, c.doc_of, c.doc_offsets, pos.astype(pos_dtype), a, sigma, min_len, w_max, max_slots, COHESION,
                 int(max_work), scratch.key_docs, scratch.key_last)
             if dfs.shape[0]:
                 n_slots = np.add.reduceat((pat == SLOT).astype(np.int64), pat_off[:-1])

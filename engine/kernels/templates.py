@@ -441,10 +441,11 @@ def grow_seed(tokens, doc_of, doc_offsets, seed, a, sigma, min_len, w_max, max_s
     n_thr = np.empty(cap, np.int64)     # left phase: threshold
     ppool = np.empty(1024, np.int64)
     k = seed.shape[0]
-    spool = np.empty(4 * k + 64, np.int64)
-    epool = np.empty(4 * k + 64, np.int64)
-    fspool = np.empty((4 * k + 64) * ms, np.int64)
-    fwpool = np.empty((4 * k + 64) * ms, np.int64)
+    pos_t = seed.dtype  # positions in the seed's width (int32 when they fit)
+    spool = np.empty(4 * k + 64, pos_t)
+    epool = np.empty(4 * k + 64, pos_t)
+    fspool = np.empty((4 * k + 64) * ms, pos_t)
+    fwpool = np.empty((4 * k + 64) * ms, np.int8)
     # outputs
     o_pat = np.empty(256, np.int64)
     o_pat_off = np.zeros(17, np.int64)
@@ -457,11 +458,12 @@ def grow_seed(tokens, doc_of, doc_offsets, seed, a, sigma, min_len, w_max, max_s
     o_f_off = np.zeros(17, np.int64)
     n_out = 0
     # candidate buffers of one expansion
-    ck = np.empty(16, np.int64)
-    cs = np.empty(16, np.int64)
-    ce = np.empty(16, np.int64)
-    cfs = np.empty(16, np.int64)
-    cfw = np.empty(16, np.int64)
+    ck = np.empty(16, tokens.dtype)
+    cs = np.empty(16, pos_t)
+    ce = np.empty(16, pos_t)
+    cfs = np.empty(16, pos_t)
+    cfw = np.empty(16, np.int8)
+    cd = np.empty(16, np.int32)  # the candidate's document
     csrc = np.empty(16, np.int64)
 
     # the root: the seed
@@ -582,13 +584,16 @@ def grow_seed(tokens, doc_of, doc_offsets, seed, a, sigma, min_len, w_max, max_s
             cfs = _fit(cfs, need)
             cfw = _fit(cfw, need)
             csrc = _fit(csrc, need)
+            cd = _fit(cd, need)
             n = 0
             for i in range(ol):
                 si, ei = spool[oo + i], epool[oo + i]
+                d_si = doc_of[si]
+                d_lo, d_hi = doc_offsets[d_si], doc_offsets[d_si + 1]
                 for w in range(1, width_hi + 1):
                     if kind == 0:
                         q = si - 1 - w
-                        if q < doc_offsets[doc_of[si]]:
+                        if q < d_lo:
                             break
                         cs[n] = q
                         ce[n] = ei
@@ -596,25 +601,26 @@ def grow_seed(tokens, doc_of, doc_offsets, seed, a, sigma, min_len, w_max, max_s
                         cfw[n] = w
                     elif kind == 1:
                         q = si - 1
-                        if q < doc_offsets[doc_of[si]]:
+                        if q < d_lo:
                             break
                         cs[n] = q
                         ce[n] = ei
                     elif kind == 2:
                         q = ei
-                        if q >= doc_offsets[doc_of[si] + 1]:
+                        if q >= d_hi:
                             break
                         cs[n] = si
                         ce[n] = q + 1
                     else:
                         q = ei + w
-                        if q >= doc_offsets[doc_of[si] + 1]:
+                        if q >= d_hi:
                             break
                         cs[n] = si
                         ce[n] = q + 1
                         cfs[n] = ei
                         cfw[n] = w
                     ck[n] = tokens[q]
+                    cd[n] = d_si
                     csrc[n] = oo + i
                     n += 1
             if n == 0:
@@ -622,7 +628,7 @@ def grow_seed(tokens, doc_of, doc_offsets, seed, a, sigma, min_len, w_max, max_s
             # distinct documents per key, then the candidates of the keys at the threshold
             for j in range(n):
                 kk = ck[j]
-                dj = doc_of[cs[j]]
+                dj = cd[j]
                 if key_last[kk] != dj:
                     key_last[kk] = dj
                     key_docs[kk] += 1
@@ -668,7 +674,7 @@ def grow_seed(tokens, doc_of, doc_offsets, seed, a, sigma, min_len, w_max, max_s
                 hi = lo
                 distinct = 0
                 while hi < n and ck[order[hi]] == key:
-                    if hi == lo or doc_of[cs[order[hi]]] != doc_of[cs[order[hi - 1]]]:
+                    if hi == lo or cd[order[hi]] != cd[order[hi - 1]]:
                         distinct += 1
                     hi += 1
                 g_lo, g_hi = lo, hi
