@@ -224,6 +224,11 @@ def test_threads_give_the_serial_answer(monkeypatch):
     assert [(t.pattern, t.df, t.starts.tolist(), t.ends.tolist()) for t in serial] == \
         [(t.pattern, t.df, t.starts.tolist(), t.ends.tolist()) for t in threaded]
     assert serial_stats["nodes"] == threaded_stats["nodes"] and threaded_stats["workers"] == 3
+    # positions in int64 (as past 2^31 tokens) give the int32 answer, fillers included
+    monkeypatch.setattr(T, "MAX_POSITIONS_32", 0)
+    wide = mine_templates(tokens, off, 5, 8, workers=2)
+    assert [(t.pattern, t.df, t.starts.tolist(), t.ends.tolist(), t.filler_rows.tolist()) for t in serial] == \
+        [(t.pattern, t.df, t.starts.tolist(), t.ends.tolist(), t.filler_rows.tolist()) for t in wide]
 
 
 @settings(max_examples=100, deadline=None)
