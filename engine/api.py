@@ -381,19 +381,17 @@ def mine(source: str, sigma=DEFAULT_SIGMA, min_len=DEFAULT_MIN_LEN, *,
                 found, tokens, doc_offsets, arrays.span_start, arrays.span_end, vocab, meta["doc_id"].to_numpy(),
                 meta["site"].to_list(), phrase_mask)
             tstats["seconds"]["frames"] = round(time.perf_counter() - t_frames, 3)
-            tpl, tpl_occ, tpl_spans, mask = tf.templates, tf.occurrences, tf.spans, tf.mask
+            tpl, tpl_occ, tpl_spans, per_doc = tf.templates, tf.occurrences, tf.spans, tf.covered_per_doc
             store_frames = {"run_templates": tf.store_templates.with_columns(pl.lit(max_slot, pl.Int32)
                                                                              .alias("max_slot")),
                             "run_template_occurrences": tf.store_occurrences}
-            csum = np.concatenate([[0], np.cumsum(mask, dtype=np.int64)])
-            per_doc = csum[doc_offsets[1:]] - csum[doc_offsets[:-1]]
             documents = cov.documents_frame(meta, per_doc)
             sites = cov.sites_frame(documents)
             run_docs = run_docs.with_columns(pl.Series("covered_tokens", per_doc.astype(np.int64)))
             extra = {"templates.parquet": tpl, "template_occurrences.parquet": tpl_occ, "spans.parquet": tpl_spans}
             timings["templates"] = time.perf_counter() - t
             covered_phrases = covered
-            covered = int(mask.sum())
+            covered = int(per_doc.sum())
         summary = {
             "tool": "boilerscope",
             "version": __version__,

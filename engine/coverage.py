@@ -42,8 +42,9 @@ def distinct_per_group(group_lo, group_hi, values, n_values: int) -> np.ndarray:
 
 def covered_runs(phrase_mask: np.ndarray, starts, ends, doc_offsets):
     """Coverage by phrases (``phrase_mask``) or by ranges ``[starts, ends)``
-    (template occurrences): the mask, and its runs of one kind within a
-    document as ``start, end, kind`` arrays (1: phrase, 2: range only)."""
+    (template occurrences): the covered tokens of each document, and the
+    runs of one kind within a document as ``start, end, kind`` arrays (1:
+    phrase, 2: range only)."""
     return C.labelled_runs(np.ascontiguousarray(phrase_mask, dtype=np.bool_),
                            np.ascontiguousarray(starts, dtype=np.int64), np.ascontiguousarray(ends, dtype=np.int64),
                            np.ascontiguousarray(doc_offsets, dtype=np.int64))

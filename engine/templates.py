@@ -148,7 +148,7 @@ class TemplateFrames:
     templates: object
     occurrences: object
     spans: object
-    mask: np.ndarray
+    covered_per_doc: np.ndarray
     store_templates: object
     store_occurrences: object
 
@@ -454,7 +454,8 @@ def template_frames(found: list[Template], tokens, doc_offsets, span_start, span
     spans : doc_id, start, end, char_start, char_end, kind: the maximal runs
         of covered tokens, ``phrase`` where a phrase covers them, else
         ``template``
-    mask : bool per token, covered by a phrase or a template occurrence
+    covered_per_doc : int64 per document, its tokens covered by a phrase or
+        a template occurrence
     store_templates, store_occurrences : the store's rows (run_templates,
         run_template_occurrences without run_id and max_slot)
     """
@@ -463,10 +464,13 @@ def template_frames(found: list[Template], tokens, doc_offsets, span_start, span
     doc_offsets = np.asarray(doc_offsets, np.int64)
     doc_ids = np.asarray(doc_ids, np.int64)
     # every occurrence at once: its template, document and offsets in it
-    g_start = np.concatenate([t.starts for t in found] or [np.zeros(0, np.int64)]).astype(np.int64)
-    g_end = np.concatenate([t.ends for t in found] or [np.zeros(0, np.int64)]).astype(np.int64)
-    g_tid = np.repeat(np.arange(len(found), dtype=np.int64), [t.starts.shape[0] for t in found])
-    g_doc = np.searchsorted(doc_offsets, g_start, side="right") - 1
+    g_start = np.concatenate([t.starts for t in found] or [np.zeros(0, np.int64)]).astype(np.int64, copy=False)
+    g_end = np.concatenate([t.ends for t in found] or [np.zeros(0, np.int64)]).astype(np.int64, copy=False)
+    g_tid = np.repeat(np.arange(len(found), dtype=np.int32), [t.starts.shape[0] for t in found])
+    g_doc = (np.searchsorted(doc_offsets, g_start, side="right") - 1).astype(np.int32)
+    # offsets in the document (files and store share the arrays)
+    d_start = (g_start - doc_offsets[g_doc]).astype(np.int32)
+    d_end = (g_end - doc_offsets[g_doc]).astype(np.int32)
     # distinct sites per template: site codes counted over each template's
     # occurrences (they come grouped by template)
     codes: dict = {}
@@ -475,9 +479,8 @@ def template_frames(found: list[Template], tokens, doc_offsets, span_start, span
     np.cumsum([t.starts.shape[0] for t in found], out=t_off[1:])
     n_sites = distinct_per_group(t_off[:-1], t_off[1:], site_code[g_doc], max(1, len(codes)))
     occurrences = pl.DataFrame({
-        "template_id": g_tid.astype(np.int32), "doc_id": doc_ids[g_doc],
-        "start": (g_start - doc_offsets[g_doc]).astype(np.int32),
-        "end": (g_end - doc_offsets[g_doc]).astype(np.int32)},
+        "template_id": g_tid, "doc_id": doc_ids[g_doc],
+        "start": d_start, "end": d_end},
         schema={"template_id": pl.Int32, "doc_id": pl.Int64, "start": pl.Int32, "end": pl.Int32},
     ).sort("template_id", "doc_id", "start", "end")
     names, escaped = _names(vocab)
@@ -534,10 +537,10 @@ def template_frames(found: list[Template], tokens, doc_offsets, span_start, span
     # the filler counts per slot (the most frequent, as JSON)
     ss_, se_ = np.asarray(span_start), np.asarray(span_end)
     store_occ = pl.DataFrame({
-        "template_id": g_tid.astype(np.int32),
-        "doc_index": g_doc.astype(np.int32),
-        "token_start": (g_start - doc_offsets[g_doc]).astype(np.int32),
-        "token_end": (g_end - doc_offsets[g_doc]).astype(np.int32),
+        "template_id": g_tid,
+        "doc_index": g_doc,
+        "token_start": d_start,
+        "token_end": d_end,
         "char_start": ss_[g_start].astype(np.int32) if g_start.shape[0] else np.zeros(0, np.int32),
         "char_end": se_[g_end - 1].astype(np.int32) if g_start.shape[0] else np.zeros(0, np.int32),
     }).sort("template_id", "doc_index", "token_start", "token_end")
@@ -545,7 +548,7 @@ def template_frames(found: list[Template], tokens, doc_offsets, span_start, span
                                  "sites").with_columns(store_json.alias("fillers"))
     # coverage: each occurrence covers its whole run, fillers included; the
     # runs of covered tokens of one kind, never across documents
-    mask, starts, ends, kind = covered_runs(phrase_mask, g_start, g_end, doc_offsets)
+    per_doc, starts, ends, kind = covered_runs(phrase_mask, g_start, g_end, doc_offsets)
     d = np.searchsorted(doc_offsets, starts, side="right") - 1
     ss, se = np.asarray(span_start), np.asarray(span_end)
     spans = pl.DataFrame({
@@ -557,4 +560,4 @@ def template_frames(found: list[Template], tokens, doc_offsets, span_start, span
         "kind": np.where(kind == 1, "phrase", "template") if starts.shape[0] else np.zeros(0, str),
     }, schema={"doc_id": pl.Int64, "start": pl.Int32, "end": pl.Int32, "char_start": pl.Int32,
                "char_end": pl.Int32, "kind": pl.String}).sort("doc_id", "start")
-    return TemplateFrames(templates, occurrences, spans, mask, store_tpl, store_occ)
+    return TemplateFrames(templates, occurrences, spans, per_doc, store_tpl, store_occ)

@@ -292,9 +292,9 @@ def test_covered_runs_equal_the_brute_force(data):
         st.integers(0, n - 1).flatmap(lambda s: st.tuples(st.just(s), st.integers(s + 1, n))), max_size=4))
     kinds, runs = naive.labelled_runs(phrase, ranges, lengths)
     off = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
-    mask, rs, re_, rk = covered_runs(np.array(phrase, bool), np.array([s for s, _ in ranges], np.int64),
-                                     np.array([e for _, e in ranges], np.int64), off)
-    assert mask.tolist() == [k > 0 for k in kinds]
+    per_doc, rs, re_, rk = covered_runs(np.array(phrase, bool), np.array([s for s, _ in ranges], np.int64),
+                                        np.array([e for _, e in ranges], np.int64), off)
+    assert per_doc.tolist() == [sum(k > 0 for k in kinds[a:b]) for a, b in zip(off[:-1], off[1:])]
     assert list(zip(rs.tolist(), re_.tolist(), rk.tolist())) == runs
 
 

@@ -77,12 +77,13 @@ def ranges_mask(n_tokens, starts, ends):
 def labelled_runs(phrase_mask, starts, ends, doc_offsets):
     """Coverage by phrases and by ranges ``[starts, ends)``, and its runs.
 
-    Returns ``mask`` (True where either covers) and the runs of covered
-    positions of one kind within one document (``doc_offsets``):
-    ``run_start, run_end, run_kind`` (1: a phrase covers them, 2: only a
-    range does).  The ranges' mask (:func:`ranges_mask`), then one pass
-    over the positions that writes each position's kind and counts the
-    runs, and one over the kinds that writes them: O(tokens + ranges)."""
+    Returns the covered positions of each document (``doc_offsets``;
+    covered: by a phrase or a range) and the runs of covered positions of
+    one kind within one document: ``run_start, run_end, run_kind`` (1: a
+    phrase covers them, 2: only a range does).  The ranges' mask
+    (:func:`ranges_mask`), then one pass over the positions that writes
+    each position's kind and counts the runs, and one over the kinds that
+    writes them: O(tokens + ranges)."""
     n = phrase_mask.shape[0]
     in_range = ranges_mask(n, starts, ends)
     kind = np.empty(n, np.int8)
@@ -98,13 +99,15 @@ def labelled_runs(phrase_mask, starts, ends, doc_offsets):
     rs = np.empty(m, np.int64)
     re_ = np.empty(m, np.int64)
     rk = np.empty(m, np.int8)
-    mask = np.empty(n, np.bool_)
+    per_doc = np.zeros(doc_offsets.shape[0] - 1, np.int64)
     j = 0
     for d in range(doc_offsets.shape[0] - 1):
         prev = 0
+        c = 0
         for p in range(doc_offsets[d], doc_offsets[d + 1]):
             k = kind[p]
-            mask[p] = k != 0
+            if k != 0:
+                c += 1
             if k != prev:
                 if prev != 0:
                     re_[j - 1] = p
@@ -115,4 +118,5 @@ def labelled_runs(phrase_mask, starts, ends, doc_offsets):
             prev = k
         if prev != 0:
             re_[j - 1] = doc_offsets[d + 1]
-    return mask, rs, re_, rk
+        per_doc[d] = c
+    return per_doc, rs, re_, rk
