@@ -41,6 +41,7 @@ e2e: install browser
 bench: install browser
 	$(PY) bench/run.py --suite quick
 	$(PY) bench/dedup_eval.py
+	$(PY) bench/templates_eval.py --docs 600
 	$(PY) bench/app_queries.py --docs 100000
 	$(PY) bench/app_latency.py --docs 100000
 
@@ -48,6 +49,8 @@ bench-full: install browser
 	$(PY) bench/run.py --suite full
 	$(PY) bench/dedup_eval.py
 	$(PY) bench/dedup_eval.py --pairs
+	$(PY) bench/templates_eval.py --docs 3000
+	$(PY) bench/templates_corpora.py --runs 3 --warmup 1
 	$(PY) bench/app_queries.py --docs 1000000
 	$(PY) bench/app_latency.py --docs 1000000
 

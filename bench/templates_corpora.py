@@ -1,10 +1,13 @@
 """Templates on real corpora (issue 9's figures): webdocs and prose.
 
-    python bench/templates_corpora.py [--corpora webdocs prose] [--sigma 20] [--min-len 10] [--runs 1]
+    python bench/templates_corpora.py [--corpora webdocs prose] [--sigma 20] [--min-len 10] [--runs 3]
+                                      [--warmup 1]
 
 For each corpus, in one store (ingested once, not timed): ``boilerscope
 mine`` without and with ``--templates``, each in its own process (wall time
-and peak RSS from the child's rusage); the template count, the coverage with
+and peak RSS from the child's rusage), after --warmup untimed runs of each,
+the two interleaved so that the machine's drift hits both alike; the median
+time, its ratio to the verbatim run, the template count, the coverage with
 and without templates, the seeds stopped at the work bound, and the top 20
 templates by tokens covered.  Results: bench/results/templates_corpora.json
 and .md.
@@ -14,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import time
@@ -42,7 +46,8 @@ def main():
     ap.add_argument("--corpora", nargs="+", default=["webdocs", "prose"])
     ap.add_argument("--sigma", type=int, default=20)
     ap.add_argument("--min-len", type=int, default=10)
-    ap.add_argument("--runs", type=int, default=1)
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--warmup", type=int, default=1)
     args = ap.parse_args()
     work = os.path.join(HERE, "work", "templates-corpora")
     os.makedirs(work, exist_ok=True)
@@ -54,16 +59,22 @@ def main():
             subprocess.run(CLI + ["ingest", src, "--db", db, "--quiet"], check=True, cwd=ROOT)
         common = [db, "--sigma", str(args.sigma), "--min-len", str(args.min_len), "--quiet"]
         row = {}
-        for label, extra in (("verbatim", []), ("templates", ["--templates"])):
-            times, peaks = [], []
-            for _ in range(args.runs):
+        labels = (("verbatim", []), ("templates", ["--templates"]))
+        times = {label: [] for label, _ in labels}
+        peaks = {label: [] for label, _ in labels}
+        for k in range(args.warmup + args.runs):
+            for label, extra in labels:
                 out = os.path.join(work, f"out-{name}-{label}")
                 s, p = child(["mine", *common, "--out", out, *extra])
-                times.append(s)
-                peaks.append(p)
-            with open(os.path.join(out, "summary.json")) as fh:
+                if k >= args.warmup:
+                    times[label].append(s)
+                    peaks[label].append(p)
+        for label, _ in labels:
+            with open(os.path.join(work, f"out-{name}-{label}", "summary.json")) as fh:
                 summary = json.load(fh)
-            row[label] = {"seconds": sorted(times)[len(times) // 2], "peak_rss": max(peaks), "summary": summary}
+            row[label] = {"seconds": statistics.median(times[label]), "runs": times[label],
+                          "peak_rss": max(peaks[label]), "summary": summary}
+        row["templates"]["ratio"] = row["templates"]["seconds"] / row["verbatim"]["seconds"]
         t = row["templates"]["summary"]["templates"]
         tpl = pl.read_parquet(os.path.join(work, f"out-{name}-templates", "templates.parquet"))
         occ = pl.read_parquet(os.path.join(work, f"out-{name}-templates", "template_occurrences.parquet"))
@@ -77,9 +88,11 @@ def main():
     with open(os.path.join(HERE, "results", "templates_corpora.json"), "w") as fh:
         json.dump(out_rows, fh, indent=1, ensure_ascii=False, default=str)
     lines = [f"Templates on the shared corpora (sigma {args.sigma}, L {args.min_len}, W 4, at most 4 slots; "
-             f"median of {args.runs} run(s), each a separate process; the machine has 2 cores):", "",
-             "| corpus | tokens | run | seconds | peak RSS | templates | coverage | seeds (stopped at the work bound) |",
-             "|---|---:|---|---:|---:|---:|---:|---:|"]
+             f"median of {args.runs} run(s) after {args.warmup} warm-up run(s), the two runs interleaved, each a "
+             f"separate process; the machine has {os.cpu_count()} cores):", "",
+             "| corpus | tokens | run | seconds | × verbatim | peak RSS | templates | coverage | "
+             "seeds (stopped at the work bound) |",
+             "|---|---:|---|---:|---:|---:|---:|---:|---:|"]
     for name, row in out_rows.items():
         st = row["templates"]["stats"]
         tokens = row["verbatim"]["summary"]["tokens"]
@@ -88,7 +101,8 @@ def main():
             cov = (st["coverage_without_templates"] if label == "verbatim" else st["coverage_with_templates"])
             extra = (f"{st['templates']:,} | {100 * cov:.2f}% | {st['seeds']:,} ({st['truncated_seeds']})"
                      if label == "templates" else f"- | {100 * cov:.2f}% | -")
-            lines.append(f"| {name} | {tokens:,} | {label} | {r['seconds']:.1f} | "
+            ratio = f"{r['ratio']:.1f}" if "ratio" in r else "1.0"
+            lines.append(f"| {name} | {tokens:,} | {label} | {r['seconds']:.1f} | {ratio} | "
                          f"{r['peak_rss'] / 2**30:.2f} GiB | {extra} |")
     for name, row in out_rows.items():
         lines += ["", f"Top 20 templates of {name} by tokens covered:", "",
