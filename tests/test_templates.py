@@ -312,3 +312,16 @@ def test_seed_sort_is_numpys_stable_sort(keys):
     k0, v0, k1, v1 = KT.split_top_bit(k, v)
     assert (k0.tolist(), v0.tolist(), k1.tolist(), v1.tolist()) == (
         k[~top].tolist(), v[~top].tolist(), k[top].tolist(), v[top].tolist())
+
+
+def test_fillers_of_the_minimal_template_most_frequent_first():
+    docs = [["a", "b", "x", "c", "d"], ["a", "b", "y", "c", "d"], ["a", "b", "x", "c", "d", "e"],
+            ["q", "a", "b", "z", "z", "c", "d"]]
+    vocab = {}
+    flat = np.array([vocab.setdefault(t, len(vocab)) for d in docs for t in d], np.int32)
+    off = np.concatenate([[0], np.cumsum([len(d) for d in docs])]).astype(np.int64)
+    (t,) = mine_templates(flat, off, 3, 4, 2)
+    inv = {v: k for k, v in vocab.items()}
+    got = [[(tuple(inv[x] for x in f), n) for f, n in slot] for slot in t.fillers(flat)]
+    # by count, then by filler (token ids: y before z)
+    assert got == [[(("x",), 2), (("y",), 1), (("z", "z"), 1)]]
