@@ -45,8 +45,9 @@ Method
    A-gram occurs fewer than sigma times (the Zipf tail: 63% of webdocs'
    positions); the survivors are sorted by a 64-bit hash (an LSD radix
    sort of (hash, position) pairs, each half of the hash range in its own
-   thread), split into runs with df >= sigma and verified token by token.  A seed is the first A
-   tokens of a template's anchor, which makes the generation unique.
+   thread), split into runs with df >= sigma and verified token by token.
+   A seed is the first A tokens of a template's anchor, which makes the
+   generation unique.
 2. *Right growth* from each seed, depth first over *embeddings*: each way
    an occurrence matches, its (start, end) and the (start, width) of each
    slot's filler.  A child appends a token (the segment grows) or a slot
@@ -65,8 +66,11 @@ Method
    counts decide both rules).  The check is skipped when one of the node's
    children keeps its df: that child is an extension of the rule.
 5. The most frequent fillers of each slot are counted from the reported
-   templates' embeddings (an exact open-addressing table), and subsumed
-   templates are dropped; both are kernels.
+   templates' embeddings (an exact open-addressing table, in the worker
+   thread that grew the seed), and subsumed templates are dropped; both
+   are kernels.  The result frames (:func:`template_frames`) are built by
+   columns: texts joined by Arrow's kernels from the vocabulary, spans and
+   per-document coverage from one kernel pass.
 
 Pruning, all of it exact:
 
@@ -101,10 +105,12 @@ document (all the counts need); nothing is sorted but a reported
 template's occurrences.  Seeds are independent: worker threads grow
 batches of them (the kernel releases the GIL) and the results are read back
 in seed order, so the answer never depends on the number of threads (tested
-against one thread).  Periodic text is the worst case: an index page listing
+against one thread).  The embeddings hold positions in int32 when the
+snapshot has fewer than 2^31 tokens (half the memory traffic; tested equal
+to int64).  Periodic text is the worst case: an index page listing
 35 ``is month end pandas tseries offsets <class>`` entries in each of 954
 documents gives seeds of 33,000 embeddings per node, and a handful of
-seeds (64 of 119,639 on webdocs) stop at the work bound.  The README has
+seeds (49 of 119,639 on webdocs) stop at the work bound.  The README has
 the measured figures.  Departure from a plain closed-pattern miner: the
 embeddings are kept instead of occurrence sets, which costs memory when an
 occurrence matches in many ways (periodic runs such as ``0 0 0 0``) but
