@@ -41,6 +41,15 @@ def test_the_minimal_template():
     assert run(same, 3, 4, 2) == naive.templates(same, 3, 4, 2) == {}
 
 
+def test_subsumed_by_a_template_around_a_later_occurrence():
+    """`b * c a` is inside `b * a c a` in both documents, but in the first one
+    only through its second occurrence (b [c] c a, inside b [c c] a c a): the
+    candidates come from every occurrence in the first document, not the
+    first occurrence alone (a case hypothesis found)."""
+    docs = [["b", "b", "c", "c", "a", "c", "a"], ["b", "a", "a", "c", "a"]]
+    assert run(docs, 1, 2, 2, 1) == naive.templates(docs, 1, 2, 2, 1) == {("b", None, "a", "c", "a"): 2}
+
+
 def test_cohesion_rejects_a_banner_joined_to_a_common_word():
     banner = ["cookie", "policy", "terms"]
     docs = [banner + [f"w{i}", "the"] for i in range(2)] + [banner + [f"v{i}", "a"] for i in range(8)]

@@ -851,8 +851,9 @@ def subsumed(starts, ends, t_off, dfs, doc_of):
 
     Template i's occurrences are ``starts/ends[t_off[i]:t_off[i + 1]]``,
     sorted by start.  Its candidates are the templates with an occurrence
-    around its first occurrence (found among all the occurrences sorted by
-    start); i is dropped when a candidate j has df_j >= df_i and holds it
+    around one of its occurrences in its first document (found among all
+    the occurrences sorted by start: a template that holds i holds one of
+    those); i is dropped when a candidate j has df_j >= df_i and holds it
     (:func:`_inside`), unless the two hold each other with the same df.
     O(candidates x occurrences x log occurrences) per template.
     """
@@ -884,26 +885,32 @@ def subsumed(starts, ends, t_off, dfs, doc_of):
             longest = ends[k] - starts[k]
     seen = np.full(n_t, -1, np.int64)
     for i in range(n_t):
-        s0 = starts[t_off[i]]
-        e0 = ends[t_off[i]]
-        lo = np.searchsorted(s_sorted, s0 - longest)
-        hi = np.searchsorted(s_sorted, s0, side="right")
-        for p in range(hi - 1, lo - 1, -1):
-            if e_reach[p] < e0:
-                break  # no occurrence sorted at or before p reaches e0
-            k = order[p]
-            j = tid[k]
-            if j == i or ends[k] < e0 or seen[j] == i:
-                continue
-            seen[j] = i
-            if dfs[j] < dfs[i]:
-                continue
-            if not _inside(starts, ends, reach, doc_of, t_off[i], t_off[i + 1], t_off[j], t_off[j + 1], dfs[i]):
-                continue
-            if dfs[j] > dfs[i] or not _inside(starts, ends, reach, doc_of, t_off[j], t_off[j + 1], t_off[i],
-                                               t_off[i + 1], dfs[j]):
-                drop[i] = True
-                break
+        d_first = doc_of[starts[t_off[i]]]
+        c = t_off[i]
+        # every occurrence of i in its first document: the one held may be any
+        while c < t_off[i + 1] and doc_of[starts[c]] == d_first and not drop[i]:
+            s0 = starts[c]
+            e0 = ends[c]
+            c += 1
+            lo = np.searchsorted(s_sorted, s0 - longest)
+            hi = np.searchsorted(s_sorted, s0, side="right")
+            for p in range(hi - 1, lo - 1, -1):
+                if e_reach[p] < e0:
+                    break  # no occurrence sorted at or before p reaches e0
+                k = order[p]
+                j = tid[k]
+                if j == i or ends[k] < e0 or seen[j] == i:
+                    continue
+                seen[j] = i
+                if dfs[j] < dfs[i]:
+                    continue
+                if not _inside(starts, ends, reach, doc_of, t_off[i], t_off[i + 1], t_off[j], t_off[j + 1],
+                               dfs[i]):
+                    continue
+                if dfs[j] > dfs[i] or not _inside(starts, ends, reach, doc_of, t_off[j], t_off[j + 1], t_off[i],
+                                                   t_off[i + 1], dfs[j]):
+                    drop[i] = True
+                    break
     return drop
 
 
