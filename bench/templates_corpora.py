@@ -73,7 +73,7 @@ def main():
             with open(os.path.join(work, f"out-{name}-{label}", "summary.json")) as fh:
                 summary = json.load(fh)
             row[label] = {"seconds": statistics.median(times[label]), "runs": times[label],
-                          "peak_rss": max(peaks[label]), "summary": summary}
+                          "peak_rss": max(peaks[label]), "peaks": peaks[label], "summary": summary}
         row["templates"]["ratio"] = row["templates"]["seconds"] / row["verbatim"]["seconds"]
         t = row["templates"]["summary"]["templates"]
         tpl = pl.read_parquet(os.path.join(work, f"out-{name}-templates", "templates.parquet"))
@@ -90,7 +90,7 @@ def main():
     lines = [f"Templates on the shared corpora (sigma {args.sigma}, L {args.min_len}, W 4, at most 4 slots; "
              f"median of {args.runs} run(s) after {args.warmup} warm-up run(s), the two runs interleaved, each a "
              f"separate process; the machine has {os.cpu_count()} cores):", "",
-             "| corpus | tokens | run | seconds | × verbatim | peak RSS | templates | coverage | "
+             "| corpus | tokens | run | seconds | × verbatim | peak RSS (max of the runs) | templates | coverage | "
              "seeds (stopped at the work bound) |",
              "|---|---:|---|---:|---:|---:|---:|---:|---:|"]
     for name, row in out_rows.items():
