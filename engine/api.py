@@ -28,7 +28,6 @@ from .files import ResultSet, atomic_file
 from .memory import Pager, budget as memory_budget, plan as memory_plan
 from .shape import choose_algorithm
 from .kernels import bloomspan as KB
-from .kernels import coverage as KC
 from .progress import Progress
 from .result import MAX_TOKENS_32
 from .snapshot import SnapshotReader, load
@@ -182,7 +181,7 @@ def phrase_frames(tokens, doc_offsets, vocab, site_index, n_sites, res):
         lo = np.concatenate(([0], bounds)).astype(np.int64)
         hi = np.concatenate((bounds, [res.occ_node.shape[0]])).astype(np.int64)
         occ_sites = site_index[res.occ_doc].astype(np.int64)
-        sites[res.occ_node[lo]] = KC.distinct_per_group(lo, hi, occ_sites, max(n_sites, 1))
+        sites[res.occ_node[lo]] = cov.distinct_per_group(lo, hi, occ_sites, max(n_sites, 1))
     allp = pl.DataFrame({
         "phrase_id": np.arange(n_nodes, dtype=np.int32),
         "phrase": pl.Series(texts, dtype=pl.String),

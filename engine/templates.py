@@ -161,26 +161,26 @@ class TemplateFrames:
 
 @dataclass
 class Template:
-    """One reported template: ``pattern`` (token ids, ``SLOT`` for a slot),
+    """One reported template: ``ids`` (its token ids, ``SLOT`` for a slot),
     its df, its occurrences (global token positions, end exclusive) and the
     most frequent fillers of each slot, as rows of ``filler_rows`` (int64,
     one per filler: slot, start, width, count; by slot, most frequent
     first, at most ``FILLERS_STORED`` per slot)."""
 
-    pattern: tuple
+    ids: np.ndarray
     df: int
     starts: np.ndarray
     ends: np.ndarray
     filler_rows: np.ndarray = field(default_factory=lambda: np.zeros((0, 4), np.int64))
-    ids: np.ndarray | None = None  #: the pattern as an int64 array
 
-    def __post_init__(self):
-        if self.ids is None:
-            self.ids = np.array(self.pattern, np.int64)
+    @property
+    def pattern(self) -> tuple:
+        """The token ids as a tuple (``SLOT`` for a slot)."""
+        return tuple(self.ids.tolist())
 
     def fillers(self, tokens) -> list:
         """Per slot, ``[(filler token tuple, count), ...]``, most frequent first."""
-        out = [[] for _ in range(sum(1 for x in self.pattern if x == SLOT))]
+        out = [[] for _ in range(int(np.count_nonzero(self.ids == SLOT)))]
         for j, a, w, n in self.filler_rows.tolist():
             out[j].append((tuple(np.asarray(tokens[a:a + w]).tolist()), n))
         return out
@@ -387,12 +387,10 @@ def _collect(c: _Corpus, seeds, results, progress):
         ft, fj, fs, fw, fc = top
         rows = np.stack([fj, fs, fw, fc], axis=1)
         f_off = np.searchsorted(ft, np.arange(dfs.shape[0] + 1))
-        pats = pat.tolist()
         po, oo = pat_off.tolist(), occ_off.tolist()
         for i, d in enumerate(dfs.tolist()):
-            found.append(Template(pattern=tuple(pats[po[i]:po[i + 1]]), df=d,
-                                  starts=occ_s[oo[i]:oo[i + 1]], ends=occ_e[oo[i]:oo[i + 1]],
-                                  filler_rows=rows[f_off[i]:f_off[i + 1]], ids=pat[po[i]:po[i + 1]]))
+            found.append(Template(ids=pat[po[i]:po[i + 1]], df=d, starts=occ_s[oo[i]:oo[i + 1]],
+                                  ends=occ_e[oo[i]:oo[i + 1]], filler_rows=rows[f_off[i]:f_off[i + 1]]))
         if progress is not None and k % 256 == 0:
             progress(k / max(len(seeds), 1))
     return found, n_seeds, n_nodes, truncated
@@ -501,7 +499,8 @@ def template_frames(found: list[Template], tokens, doc_offsets, span_start, span
     np.cumsum(f_width, out=f_off[1:])
     f_ids = np.asarray(tokens)[np.repeat(rows[:, 1] - f_off[:-1], f_width) + np.arange(f_off[-1])] \
         if rows.shape[0] else np.zeros(0, np.int64)
-    f_text, f_json = _joined(f_ids, f_off, names), _joined(f_ids, f_off, escaped)
+    f_text = _joined(f_ids, f_off, names)
+    f_json = f_text if escaped is names else _joined(f_ids, f_off, escaped)
     templates = pl.DataFrame({
         "template_id": np.arange(len(found), dtype=np.int32),
         "template": pl.from_arrow(_joined(pat_ids, np.concatenate([[0], np.cumsum(pat_len)]), names)),
@@ -541,14 +540,14 @@ def template_frames(found: list[Template], tokens, doc_offsets, span_start, span
     store_json = per_tpl["json"].fill_null("[]")
     # the store's rows: occurrences by doc_index with character offsets, and
     # the filler counts per slot (the most frequent, as JSON)
-    ss_, se_ = np.asarray(span_start), np.asarray(span_end)
+    ss, se = np.asarray(span_start), np.asarray(span_end)
     store_occ = pl.DataFrame({
         "template_id": g_tid,
         "doc_index": g_doc,
         "token_start": d_start,
         "token_end": d_end,
-        "char_start": ss_[g_start].astype(np.int32) if g_start.shape[0] else np.zeros(0, np.int32),
-        "char_end": se_[g_end - 1].astype(np.int32) if g_start.shape[0] else np.zeros(0, np.int32),
+        "char_start": ss[g_start].astype(np.int32) if g_start.shape[0] else np.zeros(0, np.int32),
+        "char_end": se[g_end - 1].astype(np.int32) if g_start.shape[0] else np.zeros(0, np.int32),
     }).sort("template_id", "doc_index", "token_start", "token_end")
     store_tpl = templates.select("template_id", "template", "df", "occurrences", "slots", "constant_tokens",
                                  "sites").with_columns(store_json.alias("fillers"))
@@ -556,7 +555,6 @@ def template_frames(found: list[Template], tokens, doc_offsets, span_start, span
     # runs of covered tokens of one kind, never across documents
     per_doc, starts, ends, kind = covered_runs(phrase_mask, g_start, g_end, doc_offsets)
     d = np.searchsorted(doc_offsets, starts, side="right") - 1
-    ss, se = np.asarray(span_start), np.asarray(span_end)
     spans = pl.DataFrame({
         "doc_id": doc_ids[d] if starts.shape[0] else np.zeros(0, np.int64),
         "start": (starts - doc_offsets[d]).astype(np.int32) if starts.shape[0] else np.zeros(0, np.int32),
