@@ -141,7 +141,7 @@ SLOT = -1  #: a slot in a pattern array
 COHESION = 4  #: a template's df is at least 1/COHESION of its anchor's df
 MAX_SLOT_RANGE = (1, 16)
 DEFAULT_MAX_SLOTS = 4  #: the most slots a template has
-DEFAULT_MAX_WORK = 20_000_000  #: work bound per seed (see mine_templates)
+DEFAULT_MAX_WORK = 100_000_000  #: work bound per seed (see mine_templates)
 SEED_BATCH = 32  #: seeds per task of a worker thread
 MAX_POSITIONS_32 = 2**31 - 2  #: up to this many tokens the growth keeps positions in int32
 
@@ -302,9 +302,11 @@ def mine_templates(tokens, doc_offsets, sigma: int, min_len: int, max_slot: int 
     max_slots : int
         The most slots a template has (1..64).
     max_work : int
-        Work bound per seed (occurrences x (W + 1) summed over its nodes;
-        0: none).  A seed past it is *truncated*: its growth stops, so the
-        answer may miss templates of that anchor.  ``stats`` receives
+        Work bound per seed (embeddings x (W + 1) plus the pattern's length,
+        summed over its nodes, and the embeddings once per token a closed
+        chain appends: what the growth reads and writes; 0: none).  A seed
+        past it is *truncated*: its growth stops, so the answer may miss
+        templates of that anchor.  ``stats`` receives
         ``seeds``, ``nodes``, ``truncated_seeds`` and up to 20
         ``truncated_examples`` (the seed's first occurrence and df).
     progress : callable(done_fraction) or None

@@ -334,3 +334,21 @@ def test_fillers_of_the_minimal_template_most_frequent_first():
     got = [[(tuple(inv[x] for x in f), n) for f, n in slot] for slot in t.fillers(flat)]
     # by count, then by filler (token ids: y before z)
     assert got == [[(("x",), 2), (("y",), 1), (("z", "z"), 1)]]
+
+
+def test_a_long_sidebar_is_not_charged_per_token_of_its_pattern():
+    """The work bound counts the passes a growth makes: a closed chain of
+    2,000 tokens after a slot costs one pass over the embeddings per token,
+    not the pattern's length per token (which charged 2M units here and
+    stopped such seeds early, answering with fewer templates)."""
+    sidebar = [f"s{i}" for i in range(2000)]
+    docs = [["a", "b", "c", f"x{i % 2}"] + sidebar + [f"tail{i}"] for i in range(3)]
+    vocab = {}
+    flat = np.array([vocab.setdefault(t, len(vocab)) for d in docs for t in d], np.int32)
+    off = np.concatenate([[0], np.cumsum([len(d) for d in docs])]).astype(np.int64)
+    stats = {}
+    bounded = mine_templates(flat, off, 3, 10, 2, max_work=100_000, stats=stats, workers=1)
+    assert stats["truncated_seeds"] == 0
+    unbounded = mine_templates(flat, off, 3, 10, 2, max_work=0, workers=1)
+    assert [(t.pattern, t.df) for t in bounded] == [(t.pattern, t.df) for t in unbounded]
+    assert [len(t.pattern) for t in bounded] == [2004]

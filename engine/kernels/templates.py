@@ -409,7 +409,8 @@ def grow_seed(tokens, doc_of, doc_offsets, seed, a, sigma, min_len, w_max, max_s
     through (:mod:`engine.templates`).
 
     ``max_work`` (> 0) bounds the work (embeddings x (W + 1) plus pattern
-    length, summed over the nodes): past it the growth stops, ``truncated``.
+    length, summed over the nodes, and the embeddings plus one for each
+    token a closed chain appends): past it the growth stops, ``truncated``.
 
     ``key_docs`` (zeros) and ``key_last`` (-1), one entry per token id, are
     the caller's scratch (one pair per thread), left as they came: before
@@ -533,7 +534,7 @@ def grow_seed(tokens, doc_of, doc_offsets, seed, a, sigma, min_len, w_max, max_s
             consts += 1
             for i in range(oo, oo + ol):
                 epool[i] += 1
-            work += ol + pl
+            work += ol + 1  # one pass over the embeddings, one token appended
             e0 = epool[oo]
             for i in range(oo, oo + ol):
                 ei = epool[i]
