@@ -288,6 +288,24 @@ def test_long_constant_runs_equal_the_definition(data, sigma, min_len):
     assert run(docs, sigma, min_len, 1) == naive.templates(docs, sigma, min_len, 1)
 
 
+@settings(max_examples=40, deadline=None)
+@given(data=st.data(), sigma=st.integers(2, 3), min_len=st.integers(6, 9))
+def test_constant_runs_left_of_a_slot_equal_the_definition(data, sigma, min_len):
+    """A constant run before a slot before the anchor: the left growth
+    passes its closed chains (one token before every occurrence) in place,
+    until the left segment would reach A tokens."""
+    n = data.draw(st.integers(2, 4))
+    docs = []
+    for _ in range(n):
+        doc = data.draw(st.lists(st.sampled_from("xy"), max_size=1))
+        doc += list("klmn")[data.draw(st.sampled_from([0, 0, 0, 1, 2, 4])):]
+        doc += data.draw(st.lists(st.sampled_from("uvw"), min_size=1, max_size=2))
+        doc += list("abcdef")[:data.draw(st.integers(3, 6))]
+        doc += data.draw(st.lists(st.sampled_from("xy"), max_size=1))
+        docs.append(doc)
+    assert run(docs, sigma, min_len, 2) == naive.templates(docs, sigma, min_len, 2)
+
+
 @settings(max_examples=200, deadline=None)
 @given(data=st.data())
 def test_covered_runs_equal_the_brute_force(data):

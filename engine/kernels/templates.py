@@ -522,6 +522,30 @@ def grow_seed(tokens, doc_of, doc_offsets, seed, a, sigma, min_len, w_max, max_s
                 break
         if left_closed and phase == 0:
             continue
+        # a closed chain to the left of a left node: its only child prepends
+        # the token that precedes every occurrence (while the left segment
+        # stays shorter than A), with the same embeddings and df; passed in
+        # place as the right chains below
+        while left_closed and first + 1 < a:
+            x = tokens[s0 - 1]
+            ppool = _fit(ppool, po + pl + 1)
+            for j in range(po + pl, po, -1):
+                ppool[j] = ppool[j - 1]
+            ppool[po] = x
+            pl += 1
+            consts += 1
+            first += 1
+            for i in range(oo, oo + ol):
+                spool[i] -= 1
+            work += ol + pl
+            s0 = spool[oo]
+            for i in range(oo, oo + ol):
+                si = spool[i]
+                if si - 1 < doc_offsets[doc_of[si]] or tokens[si - 1] != tokens[s0 - 1]:
+                    left_closed = False
+                    break
+        if left_closed:
+            continue  # the chain reaches A tokens: nothing below is a template
         # a closed chain to the right: its only child appends the token that
         # follows every occurrence, with the same embeddings and df, and is
         # never visited; the node takes its place (in place: the pools above
