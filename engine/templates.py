@@ -80,9 +80,12 @@ Pruning, all of it exact:
   every extension (an extension's embedding restricted to the node's part
   is one of the node's embeddings, with the same filler), so that slot can
   be narrowed in each of them: the node is dropped with its subtree.  This
-  is checked at every node, for every slot; it is what keeps lists with
-  varying entries (the pandas and SciPy sidebars) from branching into
-  every placement of slots over them;
+  is checked at every node, for every slot, and for the slot a child adds
+  before the child is made (the first and last filler tokens of each key,
+  in the pass that counts the keys: 70% of the slot candidates on webdocs
+  go no further); it is what keeps lists with varying entries (the pandas
+  and SciPy sidebars) from branching into every placement of slots over
+  them;
 * *closed chains* (the pruning of closed-pattern miners such as LCM and
   BIDE, here on occurrence sets): when one token x precedes every
   occurrence of a right node, nothing in its subtree is maximal (x extends
@@ -93,12 +96,14 @@ Pruning, all of it exact:
   extend by it), in place and as many times as the chain lasts (the node
   becomes its only descendant, with the same embeddings: a 2,900-token
   sidebar costs one pass per token, not a node); a left node preceded
-  everywhere by x only grows by x.
+  everywhere by x only grows by x, in place in the same way (while its
+  left segment stays shorter than A).
   Seeds inside a longer repeat and the nodes along a repeated run are thus
   passed through, not branched from.
 
 Cost: each node costs O(embeddings x W): the candidates of a family of
-children are counted per key (distinct documents, in per-thread scratch
+children (each its key, document, source embedding and width: the rest
+follows from those) are counted per key (distinct documents, in per-thread scratch
 arrays indexed by token id), and those of the keys at the threshold are
 grouped by a stable bucket sort on the key, which keeps them grouped by
 document (all the counts need); nothing is sorted but a reported
@@ -339,11 +344,13 @@ def mine_templates(tokens, doc_offsets, sigma: int, min_len: int, max_slot: int 
         if not hasattr(scratch, "key_docs"):
             scratch.key_docs = np.zeros(n_keys, np.int64)
             scratch.key_last = np.full(n_keys, -1, np.int64)
+            scratch.key_ff = np.full(n_keys, -1, np.int64)
+            scratch.key_lf = np.full(n_keys, -1, np.int64)
         out = []
         for pos in batch:
             pat, pat_off, dfs, occ_s, occ_e, occ_off, fill_s, fill_w, fill_off, nodes, cut = KT.grow_seed(
                 c.tokens, c.doc_of, c.doc_offsets, pos.astype(pos_dtype), a, sigma, min_len, w_max, max_slots, COHESION,
-                int(max_work), scratch.key_docs, scratch.key_last)
+                int(max_work), scratch.key_docs, scratch.key_last, scratch.key_ff, scratch.key_lf)
             if dfs.shape[0]:
                 n_slots = np.add.reduceat((pat == SLOT).astype(np.int64), pat_off[:-1])
                 top = KT.top_fillers(c.tokens, fill_s, fill_w, fill_off, n_slots, FILLERS_STORED)

@@ -384,7 +384,7 @@ def _by_start_end(starts, ends, lo, n):
 
 @njit(**NJIT)
 def grow_seed(tokens, doc_of, doc_offsets, seed, a, sigma, min_len, w_max, max_slots, cohesion, max_work,
-              key_docs, key_last):
+              key_docs, key_last, key_ff, key_lf):
     """Every maximal template whose anchor starts with the seed (an A-gram,
     ``seed`` its sorted start positions): right growth, left growth from
     each right node, the maximality check of each candidate
@@ -460,12 +460,10 @@ def grow_seed(tokens, doc_of, doc_offsets, seed, a, sigma, min_len, w_max, max_s
     n_out = 0
     # candidate buffers of one expansion
     ck = np.empty(16, tokens.dtype)
-    cs = np.empty(16, pos_t)
-    ce = np.empty(16, pos_t)
-    cfs = np.empty(16, pos_t)
-    cfw = np.empty(16, np.int8)
+    cfw = np.empty(16, np.int8)  # the candidate's slot width (its other
+    # coordinates follow from its source embedding, the kind and the width)
     cd = np.empty(16, np.int32)  # the candidate's document
-    csrc = np.empty(16, np.int64)
+    csrc = np.empty(16, np.int32)  # the candidate's embedding, from the node's first
 
     # the root: the seed
     for i in range(a):
@@ -604,9 +602,6 @@ def grow_seed(tokens, doc_of, doc_offsets, seed, a, sigma, min_len, w_max, max_s
             # gather the candidates
             need = ol * width_hi
             ck = _fit(ck, need)
-            cs = _fit(cs, need)
-            ce = _fit(ce, need)
-            cfs = _fit(cfs, need)
             cfw = _fit(cfw, need)
             csrc = _fit(csrc, need)
             cd = _fit(cd, need)
@@ -620,33 +615,25 @@ def grow_seed(tokens, doc_of, doc_offsets, seed, a, sigma, min_len, w_max, max_s
                         q = si - 1 - w
                         if q < d_lo:
                             break
-                        cs[n] = q
-                        ce[n] = ei
-                        cfs[n] = q + 1
                         cfw[n] = w
                     elif kind == 1:
                         q = si - 1
                         if q < d_lo:
                             break
-                        cs[n] = q
-                        ce[n] = ei
+                        cfw[n] = 1
                     elif kind == 2:
                         q = ei
                         if q >= d_hi:
                             break
-                        cs[n] = si
-                        ce[n] = q + 1
+                        cfw[n] = 1
                     else:
                         q = ei + w
                         if q >= d_hi:
                             break
-                        cs[n] = si
-                        ce[n] = q + 1
-                        cfs[n] = ei
                         cfw[n] = w
                     ck[n] = tokens[q]
                     cd[n] = d_si
-                    csrc[n] = oo + i
+                    csrc[n] = i
                     n += 1
             if n == 0:
                 continue
@@ -657,15 +644,49 @@ def grow_seed(tokens, doc_of, doc_offsets, seed, a, sigma, min_len, w_max, max_s
                 if key_last[kk] != dj:
                     key_last[kk] = dj
                     key_docs[kk] += 1
+            slot_kind = kind == 0 or kind == 3
+            if slot_kind:
+                # the new slot's fillers of a key all begin (or all end)
+                # with one token: so do they in every extension, where the
+                # slot can be narrowed, and nothing grown from that child is
+                # maximal; found here, in one pass, before any sort (the
+                # first and last filler tokens of each key at the threshold;
+                # -2 once they differ)
+                for j in range(n):
+                    kk = ck[j]
+                    if key_docs[kk] < t:
+                        continue
+                    if kind == 0:
+                        f0 = spool[oo + csrc[j]] - cfw[j]
+                    else:
+                        f0 = epool[oo + csrc[j]]
+                    f = tokens[f0]
+                    g = tokens[f0 + cfw[j] - 1]
+                    if key_ff[kk] == -1:
+                        key_ff[kk] = f
+                        key_lf[kk] = g
+                    else:
+                        if key_ff[kk] != f:
+                            key_ff[kk] = -2
+                        if key_lf[kk] != g:
+                            key_lf[kk] = -2
             kept = np.empty(n, np.int64)
             n_kept = 0
             for j in range(n):
-                if key_docs[ck[j]] >= t:
+                kk = ck[j]
+                if key_docs[kk] >= t:
+                    if slot_kind and (key_ff[kk] != -2 or key_lf[kk] != -2):
+                        if key_docs[kk] == df:
+                            same_df_child = True  # a narrowable child keeps the df
+                        continue
                     kept[n_kept] = j
                     n_kept += 1
             for j in range(n):
-                key_docs[ck[j]] = 0
-                key_last[ck[j]] = -1
+                kk = ck[j]
+                key_docs[kk] = 0
+                key_last[kk] = -1
+                key_ff[kk] = -1
+                key_lf[kk] = -1
             if n_kept == 0:
                 continue
             kept = kept[:n_kept]
@@ -708,23 +729,6 @@ def grow_seed(tokens, doc_of, doc_offsets, seed, a, sigma, min_len, w_max, max_s
                     same_df_child = True
                 if distinct < t:
                     continue
-                if kind == 0 or kind == 3:
-                    # the new slot's fillers all begin (or all end) with one
-                    # token: so do they in every extension, where the slot
-                    # can then be narrowed; nothing grown from it is maximal
-                    r0 = order[g_lo]
-                    same_first = True
-                    same_last = True
-                    for j in range(g_lo + 1, g_hi):
-                        r = order[j]
-                        if tokens[cfs[r]] != tokens[cfs[r0]]:
-                            same_first = False
-                        if tokens[cfs[r] + cfw[r] - 1] != tokens[cfs[r0] + cfw[r0] - 1]:
-                            same_last = False
-                        if not (same_first or same_last):
-                            break
-                    if same_first or same_last:
-                        continue
                 # push the child: pattern, then its embeddings
                 extra = 2 if (kind == 0 or kind == 3) else 1
                 ppool = _fit(ppool, ptop + pl + extra)
@@ -751,19 +755,25 @@ def grow_seed(tokens, doc_of, doc_offsets, seed, a, sigma, min_len, w_max, max_s
                 for jj in range(m):
                     r = order[g_lo + jj]
                     row = otop + jj
-                    spool[row] = cs[r]
-                    epool[row] = ce[r]
-                    src = csrc[r] * ms
+                    e_src = oo + csrc[r]
+                    wr = cfw[r]
+                    if kind == 0 or kind == 1:
+                        spool[row] = spool[e_src] - 1 - (wr if kind == 0 else 0)
+                        epool[row] = epool[e_src]
+                    else:
+                        spool[row] = spool[e_src]
+                        epool[row] = epool[e_src] + (wr if kind == 3 else 0) + 1
+                    src = e_src * ms
                     dst = row * ms
                     for c in range(n_sl):
                         fspool[dst + shift + c] = fspool[src + c]
                         fwpool[dst + shift + c] = fwpool[src + c]
                     if kind == 0:
-                        fspool[dst] = cfs[r]
-                        fwpool[dst] = cfw[r]
+                        fspool[dst] = spool[e_src] - wr
+                        fwpool[dst] = wr
                     elif kind == 3:
-                        fspool[dst + n_sl] = cfs[r]
-                        fwpool[dst + n_sl] = cfw[r]
+                        fspool[dst + n_sl] = epool[e_src]
+                        fwpool[dst + n_sl] = wr
                 if top + 1 > n_pat_off.shape[0]:
                     n_pat_off = _fit(n_pat_off, top + 1)
                     n_pat_len = _fit(n_pat_len, top + 1)
