@@ -631,19 +631,18 @@ def grow_seed(tokens, doc_of, doc_offsets, seed, a, sigma, min_len, w_max, max_s
                         if q >= d_hi:
                             break
                         cfw[n] = w
-                    ck[n] = tokens[q]
+                    kk = tokens[q]
+                    ck[n] = kk
                     cd[n] = d_si
                     csrc[n] = i
                     n += 1
+                    # distinct documents per key (the embeddings come grouped by document)
+                    if key_last[kk] != d_si:
+                        key_last[kk] = d_si
+                        key_docs[kk] += 1
             if n == 0:
                 continue
-            # distinct documents per key, then the candidates of the keys at the threshold
-            for j in range(n):
-                kk = ck[j]
-                dj = cd[j]
-                if key_last[kk] != dj:
-                    key_last[kk] = dj
-                    key_docs[kk] += 1
+            # the candidates of the keys at the threshold
             slot_kind = kind == 0 or kind == 3
             if slot_kind:
                 # the new slot's fillers of a key all begin (or all end)
