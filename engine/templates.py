@@ -82,8 +82,8 @@ Pruning, all of it exact:
   be narrowed in each of them: the node is dropped with its subtree.  This
   is checked at every node, for every slot, and for the slot a child adds
   before the child is made (the first and last filler tokens of each key,
-  in the pass that counts the keys: 70% of the slot candidates on webdocs
-  go no further); it is what keeps lists with varying entries (the pandas
+  in the pass that counts the keys: three quarters of the slot candidates
+  on webdocs go no further); it is what keeps lists with varying entries (the pandas
   and SciPy sidebars) from branching into every placement of slots over
   them;
 * *closed chains* (the pruning of closed-pattern miners such as LCM and
