@@ -182,9 +182,14 @@ def test_demo_mine_and_read_a_document(server):
             x, y = hover(row)
             lat.measure(f"phrases: tick row {row}", lambda: page.mouse.click(x, y), url=opened)
             ticked = re.search(r"phrase=(\d+)", page.url).group(1)
-            # the detail picker shows that phrase (as its label or its input's value)
+            # the detail picker shows that phrase (as its label or its input's
+            # value); the URL can change a moment before the rerun draws it
             sel = page.locator("[data-testid='stSelectbox']").filter(has_text="Phrase detail")
-            shown = sel.inner_text() + " " + " ".join(i.input_value() for i in sel.locator("input").all())
+            for _ in range(100):
+                shown = sel.inner_text() + " " + " ".join(i.input_value() for i in sel.locator("input").all())
+                if f"#{ticked} · " in shown:
+                    break
+                page.wait_for_timeout(200)
             assert f"#{ticked} · " in shown, shown
             first = ticked
             tick(row)  # untick
