@@ -83,9 +83,9 @@ Pruning, all of it exact:
   is checked at every node, for every slot, and for the slot a child adds
   before the child is made (the first and last filler tokens of each key,
   in the pass that counts the keys: three quarters of the slot candidates
-  on webdocs go no further); it is what keeps lists with varying entries (the pandas
-  and SciPy sidebars) from branching into every placement of slots over
-  them;
+  on webdocs go no further); it is what keeps lists with varying entries
+  (the pandas and SciPy sidebars) from branching into every placement of
+  slots over them;
 * *closed chains* (the pruning of closed-pattern miners such as LCM and
   BIDE, here on occurrence sets): when one token x precedes every
   occurrence of a right node, nothing in its subtree is maximal (x extends
@@ -103,8 +103,8 @@ Pruning, all of it exact:
 
 Cost: each node costs O(embeddings x W): the candidates of a family of
 children (each its key, document, source embedding and width: the rest
-follows from those) are counted per key (distinct documents, in per-thread scratch
-arrays indexed by token id), and those of the keys at the threshold are
+follows from those) are counted per key (distinct documents, in
+per-thread scratch arrays indexed by token id), and those of the keys at the threshold are
 grouped by a stable bucket sort on the key, which keeps them grouped by
 document (all the counts need); nothing is sorted but a reported
 template's occurrences.  Seeds are independent: worker threads grow
@@ -118,8 +118,8 @@ documents gives seeds of 33,000 embeddings per node (up to 0.5 s each);
 the work bound (100M units per seed) stops only runs of one repeated
 token (``0 0 0 0 0``: one seed of 119,639 on webdocs, one of 228,124 on
 prose), whose occurrences match in a number of ways that grows with each
-slot.  The README has the measured figures.  Departure from a plain closed-pattern miner: the
-embeddings are kept instead of occurrence sets, which costs memory when an
+slot.  The README has the measured figures.  Departure from a plain
+closed-pattern miner: the embeddings are kept instead of occurrence sets, which costs memory when an
 occurrence matches in many ways (periodic runs such as ``0 0 0 0``) but
 saves the search for fillers at every check.
 """
@@ -311,7 +311,7 @@ def mine_templates(tokens, doc_offsets, sigma: int, min_len: int, max_slot: int 
     max_work : int
         Work bound per seed (embeddings x (W + 1) plus the pattern's length,
         summed over its nodes, and the embeddings once per token a closed
-        chain appends: what the growth reads and writes; 0: none).  A seed
+        chain adds: what the growth reads and writes; 0: none).  A seed
         past it is *truncated*: its growth stops, so the answer may miss
         templates of that anchor.  ``stats`` receives
         ``seeds``, ``nodes``, ``truncated_seeds`` and up to 20

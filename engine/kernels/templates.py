@@ -363,6 +363,28 @@ def _narrowable_everywhere(tokens, fstart, fwidth, lo, n, stride, n_slots):
 
 
 @njit(**NJIT)
+def _preceded_alike(tokens, doc_of, doc_offsets, spool, lo, n):
+    """Whether one token precedes every embedding ``spool[lo:lo + n]`` (inside its document)."""
+    s0 = spool[lo]
+    for i in range(lo, lo + n):
+        si = spool[i]
+        if si - 1 < doc_offsets[doc_of[si]] or tokens[si - 1] != tokens[s0 - 1]:
+            return False
+    return True
+
+
+@njit(**NJIT)
+def _followed_alike(tokens, doc_of, doc_offsets, spool, epool, lo, n):
+    """Whether one token follows every embedding (``epool[lo:lo + n]`` their ends)."""
+    e0 = epool[lo]
+    for i in range(lo, lo + n):
+        ei = epool[i]
+        if ei >= doc_offsets[doc_of[spool[i]] + 1] or tokens[ei] != tokens[e0]:
+            return False
+    return True
+
+
+@njit(**NJIT)
 def _by_start_end(starts, ends, lo, n):
     """Indices ``lo .. lo + n - 1`` sorted by (start, end)."""
     ms = 0
@@ -409,11 +431,14 @@ def grow_seed(tokens, doc_of, doc_offsets, seed, a, sigma, min_len, w_max, max_s
     through (:mod:`engine.templates`).
 
     ``max_work`` (> 0) bounds the work (embeddings x (W + 1) plus pattern
-    length, summed over the nodes, and the embeddings plus one for each
-    token a closed chain appends): past it the growth stops, ``truncated``.
+    length, summed over the nodes, and for each token a closed chain adds,
+    the embeddings plus one on the right, plus the pattern's length on the
+    left, where it shifts): past it the growth stops, ``truncated``.
 
-    ``key_docs`` (zeros) and ``key_last`` (-1), one entry per token id, are
-    the caller's scratch (one pair per thread), left as they came: before
+    ``key_docs`` (zeros), ``key_last``, ``key_ff`` and ``key_lf`` (-1), one
+    entry per token id, are the caller's scratch (one set per thread), left
+    as they came (``key_ff``/``key_lf``: the first and last filler token of
+    a key's new slot, -2 once they differ): before
     the sort of a family of children, the distinct documents of each key
     are counted in them (the candidates come grouped by document), and only
     the candidates of keys that reach the threshold are sorted.  Most keys
@@ -506,18 +531,8 @@ def grow_seed(tokens, doc_of, doc_offsets, seed, a, sigma, min_len, w_max, max_s
         if n_sl > 0 and _narrowable_everywhere(tokens, fspool, fwpool, oo, ol, ms, n_sl):
             continue
         # closures: one token before (after) every occurrence
-        left_closed = True
-        right_closed = phase == 0
-        s0 = spool[oo]
-        e0 = epool[oo]
-        for i in range(oo, oo + ol):
-            si, ei = spool[i], epool[i]
-            if left_closed and (si - 1 < doc_offsets[doc_of[si]] or tokens[si - 1] != tokens[s0 - 1]):
-                left_closed = False
-            if right_closed and (ei >= doc_offsets[doc_of[si] + 1] or tokens[ei] != tokens[e0]):
-                right_closed = False
-            if not (left_closed or right_closed):
-                break
+        left_closed = _preceded_alike(tokens, doc_of, doc_offsets, spool, oo, ol)
+        right_closed = phase == 0 and _followed_alike(tokens, doc_of, doc_offsets, spool, epool, oo, ol)
         if left_closed and phase == 0:
             continue
         # a closed chain to the left of a left node: its only child prepends
@@ -525,23 +540,16 @@ def grow_seed(tokens, doc_of, doc_offsets, seed, a, sigma, min_len, w_max, max_s
         # stays shorter than A), with the same embeddings and df; passed in
         # place as the right chains below
         while left_closed and first + 1 < a:
-            x = tokens[s0 - 1]
             ppool = _fit(ppool, po + pl + 1)
-            for j in range(po + pl, po, -1):
-                ppool[j] = ppool[j - 1]
-            ppool[po] = x
+            ppool[po + 1:po + pl + 1] = ppool[po:po + pl].copy()
+            ppool[po] = tokens[spool[oo] - 1]
             pl += 1
             consts += 1
             first += 1
             for i in range(oo, oo + ol):
                 spool[i] -= 1
-            work += ol + pl
-            s0 = spool[oo]
-            for i in range(oo, oo + ol):
-                si = spool[i]
-                if si - 1 < doc_offsets[doc_of[si]] or tokens[si - 1] != tokens[s0 - 1]:
-                    left_closed = False
-                    break
+            work += ol + pl  # one pass over the embeddings, the pattern shifted
+            left_closed = _preceded_alike(tokens, doc_of, doc_offsets, spool, oo, ol)
         if left_closed:
             continue  # the chain reaches A tokens: nothing below is a template
         # a closed chain to the right: its only child appends the token that
@@ -549,20 +557,14 @@ def grow_seed(tokens, doc_of, doc_offsets, seed, a, sigma, min_len, w_max, max_s
         # never visited; the node takes its place (in place: the pools above
         # it are free), until the chain opens
         while right_closed:
-            x = tokens[e0]
             ppool = _fit(ppool, po + pl + 1)
-            ppool[po + pl] = x
+            ppool[po + pl] = tokens[epool[oo]]
             pl += 1
             consts += 1
             for i in range(oo, oo + ol):
                 epool[i] += 1
             work += ol + 1  # one pass over the embeddings, one token appended
-            e0 = epool[oo]
-            for i in range(oo, oo + ol):
-                ei = epool[i]
-                if ei >= doc_offsets[doc_of[spool[i]] + 1] or tokens[ei] != tokens[e0]:
-                    right_closed = False
-                    break
+            right_closed = _followed_alike(tokens, doc_of, doc_offsets, spool, epool, oo, ol)
             if max_work > 0 and work > max_work:
                 break
         if max_work > 0 and work > max_work:
@@ -598,7 +600,8 @@ def grow_seed(tokens, doc_of, doc_offsets, seed, a, sigma, min_len, w_max, max_s
             else:
                 t = thr_here
                 known |= RIGHT_SLOT
-            width_hi = w_max if (kind == 0 or kind == 3) else 1
+            slot_kind = kind == 0 or kind == 3
+            width_hi = w_max if slot_kind else 1
             # gather the candidates
             need = ol * width_hi
             ck = _fit(ck, need)
@@ -611,26 +614,18 @@ def grow_seed(tokens, doc_of, doc_offsets, seed, a, sigma, min_len, w_max, max_s
                 d_si = doc_of[si]
                 d_lo, d_hi = doc_offsets[d_si], doc_offsets[d_si + 1]
                 for w in range(1, width_hi + 1):
-                    if kind == 0:
-                        q = si - 1 - w
+                    # the key's position: before the start or after the end,
+                    # past a slot of w tokens for the slot kinds
+                    gap = w if slot_kind else 0
+                    if kind <= 1:
+                        q = si - 1 - gap
                         if q < d_lo:
                             break
-                        cfw[n] = w
-                    elif kind == 1:
-                        q = si - 1
-                        if q < d_lo:
-                            break
-                        cfw[n] = 1
-                    elif kind == 2:
-                        q = ei
-                        if q >= d_hi:
-                            break
-                        cfw[n] = 1
                     else:
-                        q = ei + w
+                        q = ei + gap
                         if q >= d_hi:
                             break
-                        cfw[n] = w
+                    cfw[n] = w
                     kk = tokens[q]
                     ck[n] = kk
                     cd[n] = d_si
@@ -643,7 +638,6 @@ def grow_seed(tokens, doc_of, doc_offsets, seed, a, sigma, min_len, w_max, max_s
             if n == 0:
                 continue
             # the candidates of the keys at the threshold
-            slot_kind = kind == 0 or kind == 3
             if slot_kind:
                 # the new slot's fillers of a key all begin (or all end)
                 # with one token: so do they in every extension, where the
@@ -674,9 +668,9 @@ def grow_seed(tokens, doc_of, doc_offsets, seed, a, sigma, min_len, w_max, max_s
             for j in range(n):
                 kk = ck[j]
                 if key_docs[kk] >= t:
+                    if key_docs[kk] == df:
+                        same_df_child = True  # a child (made or narrowable) keeps the df
                     if slot_kind and (key_ff[kk] != -2 or key_lf[kk] != -2):
-                        if key_docs[kk] == df:
-                            same_df_child = True  # a narrowable child keeps the df
                         continue
                     kept[n_kept] = j
                     n_kept += 1
@@ -724,12 +718,8 @@ def grow_seed(tokens, doc_of, doc_offsets, seed, a, sigma, min_len, w_max, max_s
                     hi += 1
                 g_lo, g_hi = lo, hi
                 lo = hi
-                if distinct == df:
-                    same_df_child = True
-                if distinct < t:
-                    continue
-                # push the child: pattern, then its embeddings
-                extra = 2 if (kind == 0 or kind == 3) else 1
+                # push the child (its key reached the threshold, and its df is distinct): pattern, then its embeddings
+                extra = 2 if slot_kind else 1
                 ppool = _fit(ppool, ptop + pl + extra)
                 if kind == 0:
                     ppool[ptop] = key
@@ -756,12 +746,13 @@ def grow_seed(tokens, doc_of, doc_offsets, seed, a, sigma, min_len, w_max, max_s
                     row = otop + jj
                     e_src = oo + csrc[r]
                     wr = cfw[r]
-                    if kind == 0 or kind == 1:
-                        spool[row] = spool[e_src] - 1 - (wr if kind == 0 else 0)
+                    gap = wr if slot_kind else 0
+                    if kind <= 1:
+                        spool[row] = spool[e_src] - 1 - gap
                         epool[row] = epool[e_src]
                     else:
                         spool[row] = spool[e_src]
-                        epool[row] = epool[e_src] + (wr if kind == 3 else 0) + 1
+                        epool[row] = epool[e_src] + gap + 1
                     src = e_src * ms
                     dst = row * ms
                     for c in range(n_sl):
