@@ -1,13 +1,19 @@
-"""The dashboard's read queries: every SQL the pages need, by name.
+"""The dashboard's read layer: every query and array read the pages need, by name.
 
-The pages never write SQL (a test checks it): they call these functions, which
-run on the store's one connection (a cursor per query, ``?`` parameters,
-polars frames back).  Each query is bounded (LIMIT or aggregation, never a
-whole table of a large snapshot); ``bench/app_queries.py`` measures them on a
-store of 1M documents.
+The pages never write SQL nor open the store or its token arrays (a test
+checks it): they call these functions through :mod:`engine.ui.data`, which
+caches them.  Queries run on the store's one connection (a cursor per query,
+``?`` parameters, polars frames back); each is bounded (LIMIT or aggregation,
+never a whole table of a large snapshot); ``bench/app_queries.py`` measures
+them on a store of 1M documents.  Reads of the memory-mapped token arrays
+(character offsets of phrase occurrences, a document's tokens, the cut rule)
+happen here too, so a page gets (document, char_start, char_end) rows and text.
 """
 from __future__ import annotations
 
+import json
+
+import numpy as np
 import polars as pl
 
 from .store import Store
@@ -83,20 +89,64 @@ def phrase_table(store: Store, run_id: int, search: str = "", site: str = "", mi
     return store.query(" ".join(sql), params)
 
 def phrase_row(store: Store, run_id: int, phrase_id: int) -> dict | None:
-    """One phrase of a run by id (maximal or not); ``first_pos`` is its first
-    occurrence in the snapshot's token array."""
+    """One phrase of a run by id (maximal or not).  ``first_pos`` is its first
+    occurrence in the snapshot's token array; ``written`` is that occurrence
+    as the original text reads (case, punctuation), at ``first_doc_index``,
+    characters [``first_char_start``, ``first_char_end``)."""
     df = store.query(
-        "SELECT phrase_id, phrase, length, df, occurrences, sites, psi, maximal, first_pos FROM run_phrases"
-        " WHERE run_id = ? AND phrase_id = ?", [run_id, phrase_id])
-    return df.row(0, named=True) if df.height else None
+        "SELECT p.phrase_id, p.phrase, p.length, p.df, p.occurrences, p.sites, p.psi, p.maximal, p.first_pos,"
+        " r.snapshot_id FROM run_phrases p JOIN runs r ON r.run_id = p.run_id"
+        " WHERE p.run_id = ? AND p.phrase_id = ?", [run_id, phrase_id])
+    if not df.height:
+        return None
+    row = df.row(0, named=True)
+    sid = row.pop("snapshot_id")
+    docs, starts, ends = char_spans(store, sid, [int(row["first_pos"])], int(row["length"]))
+    w = text_windows(store, sid, docs, starts, ends, 0)
+    row.update(first_doc_index=int(docs[0]), first_char_start=int(starts[0]), first_char_end=int(ends[0]),
+               written=(w["mid"][0] or "") if w.height else "")
+    return row
+
+
+def char_spans(store: Store, snapshot_id: str, token_starts, length: int) -> tuple[list, list, list]:
+    """(doc_index, char_start, char_end) lists of phrase occurrences of
+    ``length`` tokens, given by their positions in the snapshot's token array
+    (character offsets in code points of the document's text)."""
+    arrays = store.arrays(snapshot_id)
+    a = np.asarray(token_starts, np.int64)
+    if a.shape[0] == 0:
+        return [], [], []
+    docs = np.searchsorted(arrays.doc_offsets, a, side="right") - 1
+    return (docs.tolist(), np.asarray(arrays.span_start[a]).tolist(),
+            np.asarray(arrays.span_end[a + length - 1]).tolist())
 
 
 def phrase_occurrences(store: Store, run_id: int, snapshot_id: str, phrase_id: int, limit: int = 30) -> pl.DataFrame:
-    return store.query(
-        "SELECT o.doc_index, o.token_pos, d.doc_id, d.site, d.url FROM run_occurrences o"
+    """The first ``limit`` occurrences of a phrase: doc_index, token_pos (in
+    the document), doc_id, site, url, and the characters [char_start,
+    char_end) of the document's text the occurrence spans."""
+    occ = store.query(
+        "SELECT o.doc_index, o.token_pos, d.doc_id, d.site, d.url, d.token_start, p.length FROM run_occurrences o"
         " JOIN documents d ON d.snapshot_id = ? AND d.doc_index = o.doc_index"
+        " JOIN run_phrases p ON p.run_id = o.run_id AND p.phrase_id = o.phrase_id"
         " WHERE o.run_id = ? AND o.phrase_id = ? ORDER BY o.doc_index, o.token_pos LIMIT ?",
         [snapshot_id, run_id, phrase_id, limit])
+    if not occ.height:
+        return occ.drop("token_start", "length").with_columns(pl.lit(None, pl.Int64).alias("char_start"),
+                                                              pl.lit(None, pl.Int64).alias("char_end"))
+    starts = (occ["token_start"] + occ["token_pos"]).to_numpy()
+    _, cs, ce = char_spans(store, snapshot_id, starts, int(occ["length"][0]))
+    return occ.drop("token_start", "length").with_columns(pl.Series("char_start", cs, pl.Int64),
+                                                          pl.Series("char_end", ce, pl.Int64))
+
+
+def with_windows(store: Store, snapshot_id: str, occ: pl.DataFrame, width: int = 90) -> pl.DataFrame:
+    """Occurrences (doc_index, char_start, char_end, ...) with the text around
+    them: ``left``, ``mid`` (the occurrence) and ``right`` (see :func:`text_windows`)."""
+    w = text_windows(store, snapshot_id, occ["doc_index"].to_list(), occ["char_start"].to_list(),
+                     occ["char_end"].to_list(), width)
+    return pl.concat([occ, w.select("left", "mid", "right")], how="horizontal") if occ.height else \
+        occ.with_columns(*(pl.lit(None, pl.String).alias(c) for c in ("left", "mid", "right")))
 
 def text_windows(store: Store, snapshot_id: str, doc_indexes, char_starts, char_ends,
                  width: int = 90) -> pl.DataFrame:
@@ -211,7 +261,6 @@ def template_table(store: Store, run_id: int, search: str = "", limit: int = 500
 def template_row(store: Store, run_id: int, template_id: int) -> dict | None:
     """One template of a run; ``fillers`` is parsed: per slot, [text, count]
     pairs of its most frequent fillers."""
-    import json
     df = store.query("SELECT template_id, template, constant_tokens, slots, df, occurrences, sites, max_slot, fillers"
                      " FROM run_templates WHERE run_id = ? AND template_id = ?", [run_id, template_id])
     if not df.height:
@@ -248,3 +297,145 @@ def document_template_spans(store: Store, run_id: int, doc_index: int) -> pl.Dat
         "SELECT o.char_start, o.char_end, o.token_start, o.token_end, t.template AS phrase, t.df"
         " FROM run_template_occurrences o JOIN run_templates t ON t.run_id = o.run_id AND t.template_id = o.template_id"
         " WHERE o.run_id = ? AND o.doc_index = ? ORDER BY o.char_start", [run_id, doc_index])
+
+
+# -- the store's own reads, named here so pages have one read layer ----------
+def snapshots(store: Store) -> pl.DataFrame:
+    return store.snapshots()
+
+
+def has_snapshot(store: Store, snapshot_id: str) -> bool:
+    return store.has_snapshot(snapshot_id)
+
+
+def latest_snapshot(store: Store) -> str | None:
+    return store.latest_snapshot() if store.snapshots().height else None
+
+
+def runs(store: Store, snapshot_id: str) -> pl.DataFrame:
+    return store.runs(snapshot_id)
+
+
+def run(store: Store, run_id: int) -> dict:
+    """The run's row with its parsed summary (``summary``), or {}."""
+    return store.run(run_id) or {}
+
+
+def find_run(store: Store, snapshot_id: str, sigma: int, min_len: int, algo: str, max_slot: int = 0) -> int | None:
+    return store.find_run(snapshot_id, sigma, min_len, algo, max_slot)
+
+
+def document(store: Store, snapshot_id: str, doc_index: int) -> dict | None:
+    return store.document(snapshot_id, doc_index)
+
+
+def decisions(store: Store, snapshot_id: str) -> pl.DataFrame:
+    """The decisions in force on a snapshot (its own over the project's)."""
+    return store.decisions(snapshot_id)
+
+
+def decisions_map(store: Store, snapshot_id: str) -> dict[str, str]:
+    """phrase -> decision in force on the snapshot."""
+    df = store.decisions(snapshot_id)
+    return dict(zip(df["phrase"].to_list(), df["decision"].to_list()))
+
+
+def stoplist_files(decisions: pl.DataFrame) -> tuple[bytes, bytes]:
+    """The stop-phrase list as CSV and JSON bytes (what ``boilerscope clean --stoplist`` reads)."""
+    from .clean import stoplist_frames
+    return stoplist_frames(decisions)
+
+
+# -- the token arrays: a document's tokens, the cut rule ---------------------
+def vocabulary_ids(store: Store, snapshot_id: str) -> dict[str, int]:
+    """token -> token id of a snapshot (the cut rule's vocabulary; load it once per snapshot)."""
+    return {t: i for i, t in enumerate(store.vocabulary(snapshot_id))}
+
+
+def document_tokens(store: Store, snapshot_id: str, doc_index: int) -> dict | None:
+    """A document's text with its token ids and each token's characters
+    [span_start, span_end) (numpy copies, not views of the memory map)."""
+    doc = store.document(snapshot_id, int(doc_index))
+    if doc is None:
+        return None
+    arrays = store.arrays(snapshot_id)
+    lo, hi = int(doc["token_start"]), int(doc["token_start"]) + int(doc["n_tokens"])
+    return {"text": doc["text"] or "", "tokens": np.array(arrays.tokens[lo:hi], np.int32),
+            "span_start": np.array(arrays.span_start[lo:hi], np.int64),
+            "span_end": np.array(arrays.span_end[lo:hi], np.int64)}
+
+
+def _runs_of(mask: np.ndarray, span_start, span_end) -> list[tuple[int, int]]:
+    """Character ranges of the runs of set positions of a token mask."""
+    idx = np.flatnonzero(np.asarray(mask, bool))
+    if not idx.shape[0]:
+        return []
+    breaks = np.flatnonzero(np.diff(idx) != 1)
+    starts = np.concatenate(([idx[0]], idx[breaks + 1]))
+    ends = np.concatenate((idx[breaks], [idx[-1]]))
+    return [(int(span_start[a]), int(span_end[b])) for a, b in zip(starts.tolist(), ends.tolist())]
+
+
+def document_cut(store: Store, snapshot_id: str, doc_index: int, min_len: int, noise, keep,
+                 max_slot: int, vocab_ids: dict[str, int] | None = None) -> dict:
+    """What the decisions cut from one document (the rule of :mod:`engine.clean`):
+    ``tokens`` (how many) and ``ranges``, the character ranges [start, end) of
+    each run of cut tokens."""
+    from .clean import decision_cut
+    doc = document_tokens(store, snapshot_id, doc_index)
+    if doc is None:
+        return {"tokens": 0, "ranges": []}
+    vocab_ids = vocabulary_ids(store, snapshot_id) if vocab_ids is None else vocab_ids
+    n = doc["tokens"].shape[0]
+    cut = decision_cut(doc["tokens"], np.array([0, n], np.int64), int(min_len), list(noise), list(keep),
+                       vocab_ids, int(max_slot))
+    return {"tokens": int(np.asarray(cut).sum()), "ranges": _runs_of(cut, doc["span_start"], doc["span_end"])}
+
+
+def tokens_cut(store: Store, snapshot_id: str, min_len: int, noise, keep, max_slot: int,
+               vocab_ids: dict[str, int] | None = None) -> list[int]:
+    """Tokens of the snapshot each noise phrase or template cuts on its own (keep still wins)."""
+    from .clean import decision_cut
+    vocab_ids = vocabulary_ids(store, snapshot_id) if vocab_ids is None else vocab_ids
+    arrays = store.arrays(snapshot_id)
+    tokens, offsets = np.asarray(arrays.tokens), np.asarray(arrays.doc_offsets)
+    return [int(decision_cut(tokens, offsets, int(min_len), [p], list(keep), vocab_ids, int(max_slot)).sum())
+            for p in noise]
+
+
+# -- near-duplicate detections -------------------------------------------------
+#: Dedup config keys as stored by earlier versions, under their current names.
+OLD_DEDUP_KEYS = {"method": "description", "sketch": "scheme", "shingle": "w", "sketch_size": "n",
+                  "threshold": "t"}
+
+
+def dedup_config(config: dict) -> dict:
+    """A stored detection's parameters under the current names (method,
+    sketch, shingle, sketch_size, threshold); a summary written before the
+    rename has description, scheme, w, n, t: the current name wins."""
+    config = dict(config or {})
+    for new, old in OLD_DEDUP_KEYS.items():
+        if config.get(new) is None and old in config:
+            config[new] = config.pop(old)
+        else:
+            config.pop(old, None)
+    return config
+
+
+def dedups(store: Store, snapshot_id: str, raw: bool, run_id: int | None = None) -> pl.DataFrame:
+    """The detections of a snapshot on the raw text, or with the boilerplate of
+    ``run_id`` removed (any run when None): dedup_id, run_id, raw, created."""
+    df = store.dedups(snapshot_id).filter(pl.col("raw") == raw)
+    if not raw and run_id is not None:
+        df = df.filter(pl.col("run_id") == run_id)
+    return df.drop("summary", "config", strict=False)
+
+
+def dedup_summary(store: Store, snapshot_id: str, dedup_id: int) -> dict:
+    """A detection's summary (parsed), its ``config`` under the current names."""
+    df = store.dedups(snapshot_id).filter(pl.col("dedup_id") == dedup_id)
+    if not df.height:
+        return {}
+    summary = json.loads(df["summary"][0] or "{}")
+    summary["config"] = dedup_config(summary.get("config") or {})
+    return summary

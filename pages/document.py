@@ -3,35 +3,30 @@
 The document is named by its doc_id (in the URL too); the noise-removed view
 shows each cut struck through, and the covered spans can be walked one by one.
 """
-import html
-
-import numpy as np
 import polars as pl
 import streamlit as st
 
-from engine import views
-from engine.api import DEFAULT_MAX_SLOT
-from engine.clean import decision_cut
-from pages import boot, conn, render, state
+from engine.constants import DEFAULT_MAX_SLOT
+from engine.ui import boot, data, render, state
 
-s = boot.setup()
-sid, run_id = boot.need_run(s)
+boot.setup()
+sid, run_id = boot.need_run()
 st.title("Document")
-summary = conn.run_summary(s.path, run_id)
+summary = data.run(run_id)
 L = int(summary["min_len"])
 tsummary = summary.get("summary", {}).get("templates") or {}
 max_slot = int(tsummary.get("max_slot") or DEFAULT_MAX_SLOT)
 
 mode = st.radio("Find by", ["doc_id", "URL or text search"], horizontal=True, key="document.mode")
 doc_id = state.get("doc")
-doc_index = views.doc_index_of(s, sid, doc_id) if doc_id is not None else None
+doc_index = data.doc_index_of(sid, doc_id) if doc_id is not None else None
 if doc_index is None:
-    doc_id = views.first_doc_id(s, sid)
-    doc_index = views.doc_index_of(s, sid, doc_id)
+    doc_id = data.first_doc_id(sid)
+    doc_index = data.doc_index_of(sid, doc_id)
 if mode == "doc_id":
     st.session_state["document.doc_id"] = int(doc_id)
     want = st.number_input("doc_id", step=1, key="document.doc_id")
-    found = views.doc_index_of(s, sid, int(want))
+    found = data.doc_index_of(sid, int(want))
     if found is None:
         st.error(f"No document with doc_id {int(want)} in this snapshot.")
         st.stop()
@@ -39,20 +34,20 @@ if mode == "doc_id":
 else:
     q = st.text_input("URL or words", key="document.search")
     if q:
-        hits = views.search_documents(s, sid, q)
+        hits = data.search_documents(sid, q)
         if hits.height == 0:
             st.warning("No document matches.")
             st.stop()
         urls = dict(zip(hits["doc_id"].to_list(), hits["url"].to_list()))
         doc_id = st.selectbox("Matches", hits["doc_id"].to_list(), key="document.hit",
                               format_func=lambda i: f"#{i} {urls[i] or ''}")
-        doc_index = views.doc_index_of(s, sid, doc_id)
+        doc_index = data.doc_index_of(sid, doc_id)
 if doc_id != state.get("doc"):
     state.put("doc", int(doc_id))
 state.share()
 
-doc = s.document(sid, int(doc_index))
-covered = views.covered_tokens(s, run_id, doc_index)
+doc = data.document(sid, int(doc_index))
+covered = data.covered_tokens(run_id, doc_index)
 n_tok = int(doc["n_tokens"])
 a, b, d = st.columns(3)
 a.metric("Tokens", f"{n_tok:,}")
@@ -60,25 +55,20 @@ b.metric("Covered tokens", f"{covered:,}")
 d.metric("Contamination", f"{(covered / n_tok if n_tok else 0):.1%}")
 st.caption(f"doc_id {doc['doc_id']} · {render.md(doc['site'])} · {render.md(doc['url'] or '')}")
 
-spans = views.document_spans(s, run_id, doc_index).with_columns(pl.lit("phrase").alias("kind"))
+spans = data.document_spans(run_id, doc_index).with_columns(pl.lit("phrase").alias("kind"))
 if tsummary:
-    spans = pl.concat([spans, views.document_template_spans(s, run_id, doc_index)
+    spans = pl.concat([spans, data.document_template_spans(run_id, doc_index)
                        .with_columns(pl.lit("template").alias("kind"))], how="vertical_relaxed").sort("char_start")
-decisions = conn.decisions_map(s, sid)
+decisions = data.decisions_map(sid)
 remove = st.toggle("Show the text with noise spans removed", key="document.clean",
                    on_change=state.bind("document.clean", "clean", False))
 text = doc["text"] or ""
 if remove:
-    noise = [p for p, v in decisions.items() if v == "noise"]
-    keep = [p for p, v in decisions.items() if v == "keep"]
-    arrays = s.arrays(sid)
-    lo, hi = int(doc["token_start"]), int(doc["token_start"]) + n_tok
-    vocab_ids = {t: i for i, t in enumerate(s.vocabulary(sid))}
-    cut = decision_cut(np.asarray(arrays.tokens[lo:hi]), np.array([0, n_tok], np.int64), L, noise, keep, vocab_ids,
-                       max_slot)
-    st.caption(f"{int(cut.sum())} tokens cut by the noise decisions (struck through; the export "
+    cut = data.document_cut(sid, doc_index, L, [p for p, v in decisions.items() if v == "noise"],
+                            [p for p, v in decisions.items() if v == "keep"], max_slot)
+    st.caption(f"{cut['tokens']} tokens cut by the noise decisions (struck through; the export "
                "leaves one space for each cut)")
-    st.html(render.cut_html(text, arrays.span_start[lo:hi], arrays.span_end[lo:hi], cut))
+    st.html(render.cut_html(text, cut["ranges"]))
 else:
     records = spans.to_dicts()
     if records:
@@ -92,10 +82,7 @@ else:
         cur = records[k]
         nav3.caption(f"span {k + 1} of {len(records)}: {cur['kind']} «{render.md(cur['phrase'][:120])}» "
                      f"(df {cur['df']})")
-        st.html(f'<div style="font-family:ui-monospace,monospace;font-size:0.85em">…'
-                f'{html.escape(text[max(0, cur["char_start"] - 80):cur["char_start"]])}'
-                f'<mark>{html.escape(text[cur["char_start"]:cur["char_end"]][:400])}</mark>'
-                f'{html.escape(text[cur["char_end"]:cur["char_end"] + 80])}…</div>')
+        st.html(render.span_context_html(text, cur["char_start"], cur["char_end"], 80))
     st.caption("Highlight colours: red = noise, green = keep, orange = unsure, yellow = undecided phrase, "
                "blue = undecided template (templates are underlined in blue whatever their decision); hover a "
                "span for its phrase or template and df.")

@@ -1,44 +1,31 @@
 """Decisions and export: the stop-phrase list, a cleaned snapshot, before/after figures."""
 import os
 
-import numpy as np
 import polars as pl
 import streamlit as st
 
-from engine.api import clean
-from engine.api import DEFAULT_MAX_SLOT
-from engine.clean import decision_cut, stoplist_frames
+from engine.constants import DEFAULT_MAX_SLOT
 from engine.errors import BoilerscopeError
-from pages import boot, conn, progress, render
+from engine.ui import actions, boot, data, render
 
-s = boot.setup()
-sid, run_id = boot.need_run(s)
+boot.setup()
+sid, run_id = boot.need_run()
 st.title("Decisions and export")
-summary = conn.run_summary(s.path, run_id)
+summary = data.run(run_id)
 L = int(summary["min_len"])
 max_slot = int((summary.get("summary", {}).get("templates") or {}).get("max_slot") or DEFAULT_MAX_SLOT)
 
 scope = st.radio("Decisions of", ["this project (all snapshots)", "this snapshot"], horizontal=True,
                  key="export.scope", help="A decision made for one snapshot wins over the project's there.")
-dec = s.decisions(sid)  # the decisions in force on this snapshot
+dec = data.decisions(sid)  # the decisions in force on this snapshot
 if scope == "this snapshot":
     dec = dec.filter(pl.col("scope") == sid)
-arrays = s.arrays(sid)
-vocab_ids = {t: i for i, t in enumerate(s.vocabulary(sid))}
-
-
-@st.cache_data(show_spinner=False, max_entries=32)
-def tokens_cut(db: str, sid: str, L: int, noise: tuple, keep: tuple, max_slot: int) -> list[int]:
-    """Tokens of this snapshot each noise phrase or template cuts on its own (keep still wins)."""
-    tokens, offsets = np.asarray(arrays.tokens), np.asarray(arrays.doc_offsets)
-    return [int(decision_cut(tokens, offsets, L, [p], list(keep), vocab_ids, max_slot).sum()) for p in noise]
-
 
 st.subheader(f"Stop-phrase list ({dec.height} decisions)")
 if dec.height:
     noise_t = tuple(dec.filter(pl.col("decision") == "noise")["phrase"].to_list())
     keep_t = tuple(dec.filter(pl.col("decision") == "keep")["phrase"].to_list())
-    cuts = dict(zip(noise_t, tokens_cut(s.path, sid, L, noise_t, keep_t, max_slot)))
+    cuts = data.tokens_cut(sid, L, noise_t, keep_t, max_slot)
     shown = dec.with_columns(
         pl.when(pl.col("scope") == "*").then(pl.lit("all snapshots")).otherwise(pl.lit("this snapshot"))
         .alias("applies to"),
@@ -46,7 +33,7 @@ if dec.height:
     st.dataframe(shown.select("phrase", "decision", "applies to", "tokens cut", "note", "updated"),
                  hide_index=True, width="stretch",
                  column_config={"tokens cut": st.column_config.NumberColumn(format="localized")})
-    csv_bytes, json_bytes = stoplist_frames(dec)
+    csv_bytes, json_bytes = data.stoplist_files(dec)
     a, b = st.columns(2)
     a.download_button("Download CSV", csv_bytes, "stoplist.csv", "text/csv", key="export.csv")
     b.download_button("Download JSON", json_bytes, "stoplist.json", "application/json", key="export.json")
@@ -55,7 +42,7 @@ if dec.height:
                         format_func=lambda r: "(choose)" if r is None else
                         f"{r[0][:110]} ({'all snapshots' if r[1] == '*' else 'this snapshot'})")
     if drop and st.button("Remove", key="export.remove"):
-        s.set_decision(drop[0], None, scope=drop[1])
+        actions.decide(drop[0], None, scope=drop[1])
         st.rerun()
 else:
     st.info("No decisions yet: mark phrases as noise / keep / unsure on the Phrases page.")
@@ -69,17 +56,11 @@ st.caption(f"A token is cut when it lies in an occurrence of an L-gram (L = {L},
            "occurrence of a kept template is cut. "
            f"Same rule as `boilerscope clean SOURCE --run {run_id} --stoplist stoplist.csv --out cleaned.parquet`.")
 if st.button("Build cleaned snapshot", type="primary", key="export.build", disabled=not noise):
-    out_dir = os.path.join(os.path.dirname(s.path), "exports")
-    os.makedirs(out_dir, exist_ok=True)
-    path = os.path.join(out_dir, f"cleaned-{sid}-run{run_id}.parquet")
     try:
-        figures = progress.run_with_progress(
-            lambda cb: clean(s.path, run=run_id, stoplist=(noise, keep), out=path, force=True, store=s),
-            "Cleaning")
+        st.session_state["export.result"] = actions.export_cleaned(sid, run_id, noise, keep)
     except BoilerscopeError as exc:
         st.error(str(exc))
         st.stop()
-    st.session_state["export.result"] = (path, figures)
 
 res = st.session_state.get("export.result")
 if res:

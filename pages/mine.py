@@ -1,20 +1,16 @@
 """Mine: tune sigma and L, run the engine, browse the run history."""
 import streamlit as st
 
-from engine.api import ALGOS, DEFAULT_ALGO, DEFAULT_MAX_SLOT, DEFAULT_MIN_LEN, DEFAULT_SIGMA, mine, parse_sigma
+from engine.constants import ALGOS, DEFAULT_ALGO, DEFAULT_MAX_SLOT, DEFAULT_MIN_LEN, DEFAULT_SIGMA, MAX_SLOT_RANGE
 from engine.errors import BoilerscopeError
-from engine import views
-from pages import boot, conn, progress, state
+from engine.ui import actions, boot, data, state
 
 MAX_MIN_LEN = 1000
 
-s = boot.setup()
+boot.setup()
 st.title("Mine repeated phrases")
-sid = state.get("snapshot")
-if sid is None:
-    st.info("No snapshot yet: load one on the Load page.")
-    st.stop()
-info = conn.snapshot_info(s.path, sid)
+sid = boot.need_snapshot()
+info = data.snapshot_info(sid)
 st.caption(f"Snapshot {sid}: {info['documents']:,} documents, {info['tokens']:,} tokens, {info['sites']} sites")
 
 # one range per parameter for the slider and the exact input, and every value
@@ -41,7 +37,7 @@ def clamp(key: str, value, default: int) -> int:
     return min(max(value, lo), hi)
 
 
-run_info = conn.run_summary(s.path, state.get("run")) if state.get("run") else {}
+run_info = data.run(state.get("run")) if state.get("run") else {}
 for key, default in (("sigma", min(DEFAULT_SIGMA, RANGES["sigma"][1])), ("min_len", DEFAULT_MIN_LEN)):
     state.put(key, clamp(key, state.get(key) if state.get(key) is not None else run_info.get(key), default))
 
@@ -67,7 +63,7 @@ def from_share():
     if not text:
         return
     try:
-        state.put("sigma", clamp("sigma", parse_sigma(text if text.endswith("%") else text + "%", n_docs), 1))
+        state.put("sigma", clamp("sigma", actions.parse_sigma(text if text.endswith("%") else text + "%", n_docs), 1))
         st.session_state["mine.share_error"] = None
     except BoilerscopeError as exc:
         st.session_state["mine.share_error"] = str(exc)
@@ -98,22 +94,19 @@ t1, t2, _ = st.columns([2, 1, 2])
 with_templates = t1.checkbox("Also mine templates with slots", key="mine.templates",
                              help="«posted by * on * leave a comment»: repeats whose variable parts (names, dates, "
                                   "counts) split them into short phrases; see the Templates page")
-width = t2.number_input("slot width (tokens)", 1, 16, DEFAULT_MAX_SLOT, key="mine.max_slot",
+width = t2.number_input("slot width (tokens)", *MAX_SLOT_RANGE, DEFAULT_MAX_SLOT, key="mine.max_slot",
                         disabled=not with_templates, help="the most tokens a slot stands for (--max-slot)")
 
 if st.button("Run", type="primary", key="mine.run"):
     sigma, L = state.get("sigma"), state.get("min_len")
     max_slot = int(width) if with_templates else 0
-    existing = s.find_run(sid, sigma, L, algo, max_slot)
+    existing = data.find_run(sid, sigma, L, algo, max_slot)
     if existing is not None:
         state.set_run(int(existing))
         st.session_state["mine.message"] = f"Reused stored run {existing} (same snapshot and parameters)."
     else:
         try:
-            run = progress.run_with_progress(
-                lambda cb: mine(s.path, sigma, L, algo=algo, store=s, snapshot=sid, progress=cb,
-                                templates=bool(max_slot), max_slot=max_slot or DEFAULT_MAX_SLOT),
-                f"Mining sigma {sigma}, L {L}" + (" with templates" if max_slot else ""))
+            run = actions.mine(sid, sigma, L, algo, max_slot)
         except BoilerscopeError as exc:
             st.error(str(exc))
             st.stop()
@@ -127,7 +120,7 @@ if "mine.message" in st.session_state:
 
 run_id = state.get("run")
 if run_id is not None:
-    summary = conn.run_summary(s.path, run_id).get("summary", {})
+    summary = data.run(run_id).get("summary", {})
     st.subheader(f"Run {run_id}: sigma {summary.get('sigma')}, L {summary.get('min_len')}")
     if (summary.get("sigma"), summary.get("min_len")) != (state.get("sigma"), state.get("min_len")):
         st.caption(f"The sliders (sigma {state.get('sigma')}, L {state.get('min_len')}) are not mined yet: "
@@ -148,7 +141,7 @@ if run_id is not None:
                  "compile_seconds": summary.get("compile_seconds")})
 
 st.subheader("Run history")
-runs = s.runs(sid)
+runs = data.runs(sid)
 if not runs.height:
     st.info("No runs yet for this snapshot.")
     st.stop()
@@ -161,7 +154,7 @@ ids = runs["run_id"].to_list()
 
 def activate():
     pick = int(st.session_state["mine.active"])
-    info = conn.run_summary(s.path, pick)
+    info = data.run(pick)
     state.set_run(pick)
     state.put("sigma", info.get("sigma"))
     state.put("min_len", info.get("min_len"))
@@ -175,7 +168,7 @@ with st.expander("Compare two runs, or delete one"):
     a_run = c1.selectbox("Run A", ids, index=max(len(ids) - 2, 0), key="mine.cmp_a")
     b_run = c2.selectbox("Run B", ids, index=len(ids) - 1, key="mine.cmp_b")
     if a_run != b_run:
-        diff = views.compare_runs(s, int(a_run), int(b_run), sid)
+        diff = data.compare_runs(int(a_run), int(b_run), sid)
         st.write(f"Phrases only in run {a_run}: **{diff['only_a'].height:,}**, only in run {b_run}: "
                  f"**{diff['only_b'].height:,}**, in both: **{diff['both']:,}**")
         g1, g2 = st.columns(2)
@@ -187,8 +180,7 @@ with st.expander("Compare two runs, or delete one"):
     victim = st.selectbox("Run to delete", ids, key="mine.delete_pick")
     sure = st.checkbox(f"Yes, delete run {victim} and its results", key="mine.delete_sure")
     if st.button("Delete run", key="mine.delete", disabled=not sure):
-        s.delete_run(int(victim))
-        st.cache_data.clear()
+        actions.delete_run(int(victim))
         if victim == run_id:
             state.set_run(None)
         st.session_state.pop("mine.delete_sure", None)

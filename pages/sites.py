@@ -3,43 +3,17 @@ import altair as alt
 import polars as pl
 import streamlit as st
 
-from engine import views
-from pages import boot, conn, render, state
+from engine.ui import boot, data, nav, render, state
 
-s = boot.setup()
-sid, run_id = boot.need_run(s)
+boot.setup()
+sid, run_id = boot.need_run()
 st.title("Contamination by site")
 BINS = 20
 
-
-@st.cache_data(show_spinner=False, max_entries=64)
-def ranking(db, run_id, sid):
-    return views.site_ranking(conn._store(db), run_id, sid)
-
-
-@st.cache_data(show_spinner=False, max_entries=64)
-def top_phrases(db, run_id, sid):
-    return views.site_top_phrases(conn._store(db), run_id, sid)
-
-
-@st.cache_data(show_spinner=False, max_entries=128)
-def histogram(db, run_id, sid, sites: tuple):
-    return views.contamination_histogram(conn._store(db), run_id, sid, sites, BINS)
-
-
-@st.cache_data(show_spinner=False, max_entries=64)
-def top_eaters(db, run_id):
-    return views.phrase_table(conn._store(db), run_id, limit=10)
-
-
-def documents_in_bin(db, run_id, sid, site, b, limit=200):
-    return views.documents_in_bin(conn._store(db), run_id, sid, site, b, BINS, limit)
-
-
 # a site without repeated phrases shows an empty cell, not "None"
-rank = (ranking(s.path, run_id, sid).join(top_phrases(s.path, run_id, sid), on="site", how="left")
+rank = (data.site_ranking(run_id, sid).join(data.site_top_phrases(run_id, sid), on="site", how="left")
         .with_columns(pl.col("top_phrases").fill_null("")))
-summary = conn.run_summary(s.path, run_id).get("summary", {})
+summary = data.run(run_id).get("summary", {})
 all_sites = rank["site"].to_list()
 colour = {site: render.SITE_COLOURS[i % len(render.SITE_COLOURS)] for i, site in enumerate(sorted(all_sites))}
 
@@ -50,7 +24,7 @@ o1.metric("Repeated text", f"{100 * summary.get('coverage', 0):.1f}% of tokens")
 o2.metric("Documents", f"{summary.get('documents', 0):,}")
 o3.metric("Sites", f"{len(all_sites):,}")
 g1, g2 = st.columns(2)
-eaters = top_eaters(s.path, run_id)
+eaters = data.phrase_table(run_id, limit=10)
 if eaters.height:
     top = eaters.with_columns(pl.col("phrase").str.slice(0, 45).alias("label"))
     g1.altair_chart(render.hbar(top.select("label", "psi", "phrase", "df"), "psi", "label",
@@ -82,7 +56,7 @@ log_y = st.toggle("log scale (documents)", key="sites.log")
 
 @st.fragment
 def histogram_view():
-    hist = histogram(s.path, run_id, sid, tuple(chosen)).with_columns(
+    hist = data.contamination_histogram(run_id, sid, tuple(chosen), BINS).with_columns(
         pl.format("{}–{}%", pl.col("bin") * (100 // BINS), (pl.col("bin") + 1) * (100 // BINS)).alias("contamination"))
     pick = alt.selection_point(name="bar", fields=["site", "bin"], on="click")
     names = hist["site"].unique(maintain_order=True).to_list()
@@ -108,7 +82,7 @@ state.share()
 bar = state.get("bar")
 if bar:
     site_name, b = bar
-    docs = documents_in_bin(s.path, run_id, sid, site_name, int(b))
+    docs = data.documents_in_bin(run_id, sid, site_name, int(b), BINS)
     st.subheader(f"{render.md(site_name)}: contamination {b / BINS:.0%}–{(b + 1) / BINS:.0%} "
                  f"({docs.height} documents shown)")
     st.dataframe(docs.drop("doc_index"), hide_index=True, width="stretch",
@@ -118,4 +92,4 @@ if bar:
                             format_func=lambda d: f"#{d}")
         if st.button("Open in Document view", key="sites.open_btn"):
             state.put("doc", int(pick))
-            st.switch_page("pages/document.py", query_params=state.url_params())
+            nav.switch("document", query_params=state.url_params())

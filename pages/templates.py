@@ -6,34 +6,28 @@ table, the picker, or ``?template=`` in the URL).  Noise / keep decisions on a
 template are stored under its text and used by the cut rule (engine.clean):
 the Document view, the export and ``boilerscope clean`` cut its occurrences.
 """
-import html
-
 import polars as pl
 import streamlit as st
 
-from engine import views
-from engine.api import DEFAULT_MAX_SLOT, mine
+from engine.constants import DEFAULT_MAX_SLOT, MAX_SLOT_RANGE
 from engine.errors import BoilerscopeError
-from pages import boot, conn, progress, render, state, widgets
+from engine.ui import actions, boot, data, render, state, widgets
 
-s = boot.setup()
-sid, run_id = boot.need_run(s)
+boot.setup()
+sid, run_id = boot.need_run()
 st.title("Templates with slots")
-info = conn.snapshot_info(s.path, sid)
-summary = conn.run_summary(s.path, run_id)
+info = data.snapshot_info(sid)
+summary = data.run(run_id)
 tsum = summary.get("summary", {}).get("templates")
 
 if not tsum:
     st.info(f"Run {run_id} (sigma {summary.get('sigma')}, L {summary.get('min_len')}) mined no templates. "
             "Mine them here with the same sigma and L, or tick «templates with slots» on the Mine page.")
-    width = st.number_input("Most tokens a slot stands for (--max-slot)", 1, 16, DEFAULT_MAX_SLOT,
+    width = st.number_input("Most tokens a slot stands for (--max-slot)", *MAX_SLOT_RANGE, DEFAULT_MAX_SLOT,
                             key="templates.max_slot")
     if st.button("Mine templates", type="primary", key="templates.mine"):
         try:
-            run = progress.run_with_progress(
-                lambda cb: mine(s.path, int(summary["sigma"]), int(summary["min_len"]), algo=summary["algo"],
-                                store=s, snapshot=sid, progress=cb, templates=True, max_slot=int(width)),
-                f"Mining templates, sigma {summary['sigma']}, L {summary['min_len']}")
+            run = actions.mine(sid, int(summary["sigma"]), int(summary["min_len"]), summary["algo"], int(width))
         except BoilerscopeError as exc:
             st.error(str(exc))
             st.stop()
@@ -41,31 +35,6 @@ if not tsum:
         state.share()
         st.rerun()
     st.stop()
-
-
-@st.cache_data(show_spinner=False, max_entries=64)
-def template_table(db, run_id, search, limit):
-    return views.template_table(conn._store(db), run_id, search, limit)
-
-
-@st.cache_data(show_spinner=False, max_entries=256)
-def template_row(db, run_id, template_id):
-    return views.template_row(conn._store(db), run_id, template_id)
-
-
-@st.cache_data(show_spinner=False, max_entries=128)
-def occurrences(db, run_id, sid, template_id, limit):
-    return views.template_occurrences(conn._store(db), run_id, sid, template_id, limit)
-
-
-@st.cache_data(show_spinner=False, max_entries=128)
-def template_sites(db, run_id, sid, template_id):
-    return views.template_sites(conn._store(db), run_id, sid, template_id)
-
-
-@st.cache_data(show_spinner=False, max_entries=256)
-def windows(db, sid, docs: tuple, starts: tuple, ends: tuple, width: int):
-    return views.text_windows(conn._store(db), sid, docs, starts, ends, width)
 
 
 a, b, c, d = st.columns(4)
@@ -83,14 +52,10 @@ f1, f2 = st.columns([3, 1])
 f1.text_input("Search template text", key="templates.search", on_change=state.bind("templates.search", "tq", ""))
 show = f2.selectbox("Decision", ("all", "undecided", "noise", "keep", "unsure"), key="templates.decision")
 state.share()
-decisions = conn.decisions_map(s, sid)
-table = template_table(s.path, run_id, (state.get("tq") or "").strip(), 500).with_columns(
-    (pl.col("tokens") / max(info["tokens"], 1)).alias("share"),
-    pl.col("template").replace_strict(decisions, default=None, return_dtype=pl.String).alias("decision"))
-if show == "undecided":
-    table = table.filter(pl.col("decision").is_null())
-elif show != "all":
-    table = table.filter(pl.col("decision") == show)
+decisions = data.decisions_map(sid)
+table = data.template_table(run_id, (state.get("tq") or "").strip(), 500)
+table = data.decided(table.with_columns((pl.col("tokens") / max(info["tokens"], 1)).alias("share")), "template",
+                     sid, show)
 ids = table["template_id"].to_list()
 
 
@@ -118,33 +83,19 @@ def table_view():
 table_view()
 
 # -- template detail ---------------------------------------------------------
-row = widgets.opened(lambda i: template_row(s.path, run_id, i), ids, "template", "template")
+row = widgets.opened(lambda i: data.template_row(run_id, i), ids, "template", "template")
 tid = int(row["template_id"])
 state.share()
 labels = dict(zip(ids, table["template"].to_list()))
 labels.setdefault(tid, row["template"])
 widgets.detail_picker("Template detail", ids, labels, tid, "templates", "template")
 
-def marked(template: str) -> str:
-    """The template as HTML, each slot a numbered chip (escaped)."""
-    out, k = [], 0
-    for tok in template.split(" "):
-        if tok == "*":
-            k += 1
-            out.append(f'<span class="bs-slot" style="background:{render.TEMPLATE_EDGE};color:white;'
-                       f'border-radius:4px;padding:0 .4em;margin:0 .1em">slot {k}</span>')
-        else:
-            out.append(html.escape(tok))
-    return ('<div class="bs-template-text" style="font-size:1.25em;font-family:ui-serif,Georgia,serif">'
-            + " ".join(out) + "</div>")
-
-
-st.html(marked(row["template"]))
+st.html(render.template_html(row["template"]))
 st.caption(f"{row['constant_tokens']} constant tokens · {row['slots']} slots of 1 to {row['max_slot']} tokens · "
            f"df {row['df']:,} · {row['occurrences']:,} occurrences · {row['sites']} sites")
 
 current = decisions.get(row["template"])
-widgets.decision_row(s, row["template"], current, "templates", sid)
+widgets.decision_row(row["template"], current, "templates", sid)
 st.write(f"Decision: **{current or 'undecided'}** (noise cuts every occurrence in the Document view, the export "
          "and `boilerscope clean`; keep protects them)")
 
@@ -174,15 +125,13 @@ fillers()
 
 @st.fragment
 def contexts():
-    occ = occurrences(s.path, run_id, sid, tid, 30)
+    occ = data.with_windows(sid, data.template_occurrences(run_id, sid, tid, 30), 90)
     with st.expander("Keyword in context (original text)", expanded=True):
-        w = windows(s.path, sid, tuple(occ["doc_index"].to_list()), tuple(occ["char_start"].to_list()),
-                    tuple(occ["char_end"].to_list()), 90)
-        st.html(render.kwic_html(occ.to_dicts(), w["left"], w["mid"], w["right"],
+        st.html(render.kwic_html(occ.to_dicts(), occ["left"], occ["mid"], occ["right"],
                                  f'<mark class="bs-template" style="background:{render.TEMPLATE_COLOUR}">'))
     left, right = st.columns(2)
     left.markdown("**Sites**")
-    left.dataframe(template_sites(s.path, run_id, sid, tid), hide_index=True, width="stretch")
+    left.dataframe(data.template_sites(run_id, sid, tid), hide_index=True, width="stretch")
     right.markdown("**Documents** (first 30 occurrences)")
     right.dataframe(occ.select("doc_id", "site", "url", "token_start", "token_end"), hide_index=True,
                     width="stretch")

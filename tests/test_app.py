@@ -42,7 +42,7 @@ def app(page=None, state=None):
 
 
 def peek_db(sql, params=()):
-    from pages.conn import _store
+    from engine.ui.data import open_store as _store
     return _store(os.environ["BOILERSCOPE_DB"]).query(sql, params)
 
 
@@ -50,7 +50,7 @@ def evil_snapshot(store_dir) -> str:
     """A snapshot of hostile markup in the app's store (each test that needs
     it makes sure it is there: no test depends on another's order)."""
     from engine.api import ingest
-    from pages.conn import _store
+    from engine.ui.data import open_store as _store
     texts = [f"<script>alert({i})</script> Copyright 2024 Evil Corp. All rights reserved. "
              f"<img src=x onerror=alert(1)> page {i} body" for i in range(25)]
     path = store_dir / "evil.parquet"
@@ -60,7 +60,7 @@ def evil_snapshot(store_dir) -> str:
 
 def peek(store_dir, sql, params=()):
     """Read the store the app owns through the app's own cached connection."""
-    from pages.conn import _store
+    from engine.ui.data import open_store as _store
     return _store(str(store_dir / "app.duckdb")).query(sql, params)
 
 
@@ -197,7 +197,7 @@ def test_document_page_highlights_and_escapes(store_dir):
 
 
 def test_export_page_stoplist_and_cleaned_snapshot(store_dir):
-    from pages.conn import _store
+    from engine.ui.data import open_store as _store
     demo = peek(store_dir, "SELECT snapshot_id FROM snapshots WHERE documents = 2500")["snapshot_id"][0]
     run = peek(store_dir, "SELECT min(run_id) AS r FROM runs WHERE snapshot_id = ?", [demo])["r"][0]
     top = peek(store_dir, "SELECT phrase FROM run_phrases WHERE run_id = ? AND maximal ORDER BY psi DESC LIMIT 1",
@@ -215,12 +215,12 @@ def test_export_page_stoplist_and_cleaned_snapshot(store_dir):
 
 def test_duplicates_page_detects_and_compares(store_dir):
     at = app("pages/duplicates.py")
-    at.radio(key="dup.mode").set_value("raw").run()
-    at.button(key="dup.run").click().run()
+    at.radio(key="duplicates.mode").set_value("raw").run()
+    at.button(key="duplicates.run").click().run()
     assert not at.exception
     metrics = {m.label: m.value for m in at.metric}
     assert int(metrics["Similar pairs"].replace(",", "")) > 0
-    at.selectbox(key="dup.def").set_value("components").run()
+    at.selectbox(key="duplicates.def").set_value("components").run()
     assert not at.exception
     assert any("Token similarity" in cap.value for cap in at.caption)
     stored = peek(store_dir, "SELECT count(*) AS n FROM dedup_runs WHERE raw")
@@ -231,7 +231,7 @@ def test_mine_page_on_a_snapshot_of_few_documents(store_dir):
     """Fewer documents than the default sigma 20 crashed the default page
     (StreamlitValueAboveMaxError); now every value is clamped into one range."""
     from engine.api import ingest
-    from pages.conn import _store
+    from engine.ui.data import open_store as _store
     path = store_dir / "five.parquet"
     pq.write_table(pa.table({"text": [f"the same footer of five words page {i}" for i in range(5)]}), path)
     sid, _ = ingest(str(path), store=_store(os.environ["BOILERSCOPE_DB"]))
@@ -259,7 +259,7 @@ def test_shared_urls_with_values_out_of_range(store_dir, params):
 
 
 def test_load_page_path_checks(store_dir, tmp_path, monkeypatch):
-    from pages import boot as common
+    from engine.ui import boot as common
     from engine.errors import BoilerscopeError
     os.mkfifo(store_dir / "pipe.parquet")
     try:
@@ -274,7 +274,7 @@ def test_load_page_path_checks(store_dir, tmp_path, monkeypatch):
     finally:
         os.remove(store_dir / "pipe.parquet")
     # a symlink in data/ that leads outside is neither listed nor read
-    link = os.path.join(common.DATA_DIR, "zz-outside-link.parquet")
+    link = os.path.join(common.demo_folder(), "zz-outside-link.parquet")
     pq.write_table(pa.table({"text": ["a"]}), tmp_path / "outside.parquet")
     os.symlink(tmp_path / "outside.parquet", link)
     try:
@@ -326,7 +326,7 @@ def test_decisions_are_scoped_and_untrusted_names_stay_text(store_dir):
     """A decision made for one snapshot does not follow into another; site
     names and URLs never render as Markdown (a link, a style)."""
     from engine.api import ingest, mine
-    from pages.conn import _store
+    from engine.ui.data import open_store as _store
     store = _store(os.environ["BOILERSCOPE_DB"])
     texts = [f"Shop news {i}. Sign up for our newsletter and get ten percent off your first order today" for i in range(8)]
     path = store_dir / "hostile-names.parquet"
@@ -396,7 +396,7 @@ def test_load_page_lists_files_of_the_allowed_folders_without_a_restart(store_di
 
 
 def test_templates_page_fillers_contexts_and_decisions(store_dir):
-    from pages.conn import _store
+    from engine.ui.data import open_store as _store
     demo = peek(store_dir, "SELECT snapshot_id FROM snapshots WHERE documents = 2500")["snapshot_id"][0]
     run = int(peek(store_dir, "SELECT min(run_id) AS r FROM runs WHERE snapshot_id = ?", [demo])["r"][0])
     # the demo's first run mined templates; open the one covering most tokens

@@ -89,3 +89,107 @@ def test_template_views_agree_with_the_run_files(tmp_path):
         assert texts[d0][spans["char_start"][0]:spans["char_end"][0]].lower().startswith("posted")
     finally:
         store.close()
+
+
+def _phrase_store(tmp_path):
+    """A store with one mined run over texts whose shared phrase is written
+    in varying case, punctuation and non-ASCII text around it."""
+    from engine.api import mine
+    texts = [f"Ünïcødé 🙂 intro {i} — «Read our TERMS of service, and the Privacy policy!» then body {i} "
+             f"ends here; read our terms of Service and the privacy POLICY again" for i in range(12)]
+    path = tmp_path / "p.parquet"
+    pq.write_table(pa.table({"doc_id": [100 + i for i in range(12)], "text": texts,
+                             "site": ["a.example", "b.example"] * 6}), path)
+    store = Store(str(tmp_path / "p.duckdb"))
+    sid, _ = ingest(str(path), store=store)
+    run = mine(str(path), 5, 4, store=store, snapshot=sid).run_id
+    return store, sid, run, texts
+
+
+def test_phrase_occurrences_have_character_offsets_into_the_text(tmp_path):
+    """Verbatim phrase occurrences come with (char_start, char_end) like
+    template occurrences: the span of the document's text from the first
+    token's start to the last token's end, checked against the token arrays
+    and against the text itself."""
+    import regex
+
+    def tokens_of(text):  # the tokenisation contract: lowercased runs of letters, marks and digits
+        return [m.group().lower() for m in regex.finditer(r"[\p{L}\p{M}\p{N}]+", text)]
+
+    store, sid, run, texts = _phrase_store(tmp_path)
+    try:
+        table = views.phrase_table(store, run, limit=50)
+        assert table.height >= 1
+        arrays = store.arrays(sid)
+        checked, cased = 0, False
+        for pid, length in zip(table["phrase_id"].to_list(), table["length"].to_list()):
+            occ = views.phrase_occurrences(store, run, sid, pid, 1000)
+            row = views.phrase_row(store, run, pid)
+            assert occ.height == row["occurrences"]
+            for r in occ.iter_rows(named=True):
+                text = texts[r["doc_index"]]
+                g = int(arrays.doc_offsets[r["doc_index"]]) + r["token_pos"]
+                assert r["char_start"] == int(arrays.span_start[g])
+                assert r["char_end"] == int(arrays.span_end[g + length - 1])
+                # the characters tokenize back to the phrase
+                written = text[r["char_start"]:r["char_end"]]
+                assert " ".join(tokens_of(written)) == row["phrase"]
+                assert tokens_of(written[:1]) and tokens_of(written[-1:])  # starts and ends on a token
+                assert r["doc_id"] == 100 + r["doc_index"]
+                checked += 1
+            # the first occurrence as written, and its offsets
+            first = texts[row["first_doc_index"]][row["first_char_start"]:row["first_char_end"]]
+            assert row["written"] == first
+            cased |= first != first.lower()
+        assert checked > 12 and cased, "occurrences as written keep their case"
+        # the text around each occurrence (keyword in context)
+        pid = int(table["phrase_id"][0])
+        occ = views.with_windows(store, sid, views.phrase_occurrences(store, run, sid, pid, 5), 7)
+        for r in occ.iter_rows(named=True):
+            text = texts[r["doc_index"]]
+            assert r["mid"] == text[r["char_start"]:r["char_end"]]
+            assert (r["left"] or "") == text[max(0, r["char_start"] - 7):r["char_start"]]
+            assert (r["right"] or "") == text[r["char_end"]:r["char_end"] + 7]
+        empty = views.phrase_occurrences(store, run, sid, 10**6, 5)
+        assert empty.height == 0 and {"char_start", "char_end"} <= set(empty.columns)
+    finally:
+        store.close()
+
+
+def test_document_cut_and_tokens_follow_the_cut_rule(tmp_path):
+    """The Document view's cut (character ranges) and the export's counts are
+    engine.clean's rule on the token arrays, read in the read layer."""
+    from engine.clean import decision_cut
+
+    store, sid, run, texts = _phrase_store(tmp_path)
+    try:
+        top = views.phrase_table(store, run, limit=1)["phrase"][0]
+        vocab = views.vocabulary_ids(store, sid)
+        arrays = store.arrays(sid)
+        want = decision_cut(arrays.tokens, arrays.doc_offsets, 4, [top], [], vocab, 4)
+        assert views.tokens_cut(store, sid, 4, [top], [], 4) == [int(want.sum())]
+        for d in range(len(texts)):
+            cut = views.document_cut(store, sid, d, 4, [top], [], 4, vocab)
+            lo, hi = int(arrays.doc_offsets[d]), int(arrays.doc_offsets[d + 1])
+            assert cut["tokens"] == int(want[lo:hi].sum()) > 0
+            covered = set()
+            for a, b in cut["ranges"]:
+                covered |= set(range(a, b))
+            for t in range(lo, hi):
+                inside = set(range(int(arrays.span_start[t]), int(arrays.span_end[t])))
+                assert (inside <= covered) == bool(want[t]), (d, t)
+            doc = views.document_tokens(store, sid, d)
+            assert doc["text"] == texts[d] and doc["tokens"].tolist() == arrays.tokens[lo:hi].tolist()
+        assert views.document_cut(store, sid, 0, 4, [], [], 4)["ranges"] == []
+    finally:
+        store.close()
+
+
+def test_dedup_config_reads_old_and_new_names():
+    old = {"description": "lexical", "scheme": "minhash", "w": 5, "n": 128, "t": 40}
+    new = {"method": "shingles", "sketch": "bottom", "shingle": 3, "sketch_size": 64, "threshold": 32}
+    assert views.dedup_config(old) == {"method": "lexical", "sketch": "minhash", "shingle": 5, "sketch_size": 128,
+                                       "threshold": 40}
+    assert views.dedup_config(new) == new
+    assert views.dedup_config({**old, **new}) == new  # the current name wins
+    assert views.dedup_config({}) == {}

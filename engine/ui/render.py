@@ -13,6 +13,8 @@ import altair as alt
 import numpy as np
 import polars as pl
 
+from ..constants import SLOT_TEXT
+
 COLOURS = {"noise": "#f4a6a6", "keep": "#a8e6a1", "unsure": "#ffd27f", None: "#fff3a3"}
 #: Template occurrences: their own colour when undecided, and a blue underline always.
 TEMPLATE_COLOUR = "#bcdcfa"
@@ -47,9 +49,7 @@ def highlight_html(text: str, spans: list[dict], decisions: dict[str, str]) -> s
         edge = f";border-bottom:2px solid {TEMPLATE_EDGE}" if is_tpl else ""
         out.append(f'<mark class="bs-span bs-{decision or "undecided"}{" bs-template" if is_tpl else ""}" '
                    f'style="background:{colour}{edge}" title="{title}">{piece}</mark>')
-    body = "".join(out)
-    return ('<div class="bs-doc" style="white-space:pre-wrap;font-family:ui-serif,Georgia,serif;'
-            f'line-height:1.5;max-height:70vh;overflow:auto;border:1px solid #ddd;padding:1em">{body}</div>')
+    return _doc_box("".join(out))
 
 
 def hbar(frame: pl.DataFrame, x: str, y: str, title: str, *, x_title: str | None = None, log: bool = False,
@@ -108,24 +108,73 @@ def md(text) -> str:
     return "".join("\\" + ch if ch in _MD_SPECIAL else ch for ch in str(text)).replace("\n", " ")
 
 
-def cut_html(text: str, span_start, span_end, cut) -> str:
-    """The text with each run of cut tokens struck through (escaped): what the
-    noise-removed export drops, in place."""
-    text = text or ""
-    idx = np.flatnonzero(np.asarray(cut, bool))
-    out, last = [], 0
-    if idx.shape[0]:
-        breaks = np.flatnonzero(np.diff(idx) != 1)
-        starts = np.concatenate(([idx[0]], idx[breaks + 1]))
-        ends = np.concatenate((idx[breaks], [idx[-1]]))
-        for a, b in zip(starts.tolist(), ends.tolist()):
-            cs, ce = int(span_start[a]), int(span_end[b])
-            out.append(html.escape(text[last:cs]))
-            out.append(f'<del class="bs-cut" style="color:#a33;background:#fde8e8">{html.escape(text[cs:ce])}</del>')
-            last = ce
-    out.append(html.escape(text[last:]))
+def _doc_box(body: str) -> str:
     return ('<div class="bs-doc" style="white-space:pre-wrap;font-family:ui-serif,Georgia,serif;line-height:1.5;'
-            f'max-height:70vh;overflow:auto;border:1px solid #ddd;padding:1em">{"".join(out)}</div>')
+            f'max-height:70vh;overflow:auto;border:1px solid #ddd;padding:1em">{body}</div>')
+
+
+def marked_ranges(text: str, ranges, open_tag: str, close_tag: str) -> str:
+    """The text (escaped) with each character range [start, end) wrapped in
+    the tags; ranges are sorted and do not overlap."""
+    text = text or ""
+    out, last = [], 0
+    for a, b in ranges:
+        a, b = max(int(a), last), int(b)
+        if b <= a:
+            continue
+        out.append(html.escape(text[last:a]))
+        out.append(f"{open_tag}{html.escape(text[a:b])}{close_tag}")
+        last = b
+    out.append(html.escape(text[last:]))
+    return "".join(out)
+
+
+def cut_html(text: str, ranges) -> str:
+    """The text with each cut character range struck through (escaped): what
+    the noise-removed export drops, in place."""
+    return _doc_box(marked_ranges(text, ranges, '<del class="bs-cut" style="color:#a33;background:#fde8e8">',
+                                  "</del>"))
+
+
+def diff_html(left: dict, right: dict) -> tuple[str, str, float]:
+    """Two documents (text, tokens, span_start, span_end) side by side: the
+    HTML of each with the tokens that differ highlighted, and the token
+    similarity (difflib's ratio)."""
+    import difflib
+    sm = difflib.SequenceMatcher(a=np.asarray(left["tokens"]).tolist(), b=np.asarray(right["tokens"]).tolist(),
+                                 autojunk=False)
+    ops = [op for op in sm.get_opcodes() if op[0] != "equal"]
+
+    def side(doc, pairs):
+        ss, se = doc["span_start"], doc["span_end"]
+        ranges = [(int(ss[i]), int(se[j - 1])) for i, j in pairs if i < j]
+        body = marked_ranges(doc["text"], ranges, '<mark style="background:#f4a6a6">', "</mark>")
+        return ('<div style="white-space:pre-wrap;font-size:0.85em;border:1px solid #ddd;padding:0.6em;'
+                'max-height:60vh;overflow:auto">' + body + "</div>")
+
+    return side(left, [(o[1], o[2]) for o in ops]), side(right, [(o[3], o[4]) for o in ops]), sm.ratio()
+
+
+def template_html(template: str) -> str:
+    """A template as HTML, each slot a numbered chip (escaped)."""
+    out, k = [], 0
+    for tok in template.split(" "):
+        if tok == SLOT_TEXT:
+            k += 1
+            out.append(f'<span class="bs-slot" style="background:{TEMPLATE_EDGE};color:white;'
+                       f'border-radius:4px;padding:0 .4em;margin:0 .1em">slot {k}</span>')
+        else:
+            out.append(html.escape(tok))
+    return ('<div class="bs-template-text" style="font-size:1.25em;font-family:ui-serif,Georgia,serif">'
+            + " ".join(out) + "</div>")
+
+
+def span_context_html(text: str, start: int, end: int, width: int = 80) -> str:
+    """One span of a document with ``width`` characters around it (escaped)."""
+    text = text or ""
+    return (f'<div style="font-family:ui-monospace,monospace;font-size:0.85em">…'
+            f'{html.escape(text[max(0, start - width):start])}<mark>{html.escape(text[start:end][:400])}</mark>'
+            f'{html.escape(text[end:end + width])}…</div>')
 
 
 def kwic_html(rows: list[dict], lefts, mids, rights, mark: str = "<mark>") -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from pages import state
+from . import actions, nav, state
 
 
 def opened(fetch, ids: list, key: str, what: str) -> dict:
@@ -35,7 +35,7 @@ def scope(prefix: str, sid: str) -> str:
     return sid if st.session_state.get(f"{prefix}.scope") == "this snapshot" else "*"
 
 
-def decision_row(s, text: str, current: str | None, prefix: str, sid: str) -> None:
+def decision_row(text: str, current: str | None, prefix: str, sid: str) -> None:
     """noise / keep / unsure / clear buttons, a note and the scope radio for ``text``."""
     d1, d2, d3, d4, d5, d6 = st.columns([1, 1, 1, 1, 2, 2])
     note = d5.text_input("Note (optional)", key=f"{prefix}.note")
@@ -43,10 +43,10 @@ def decision_row(s, text: str, current: str | None, prefix: str, sid: str) -> No
              help="A decision for this snapshot wins over the project's (all snapshots of the store).")
     for col, label in ((d1, "noise"), (d2, "keep"), (d3, "unsure")):
         if col.button(label, key=f"{prefix}.decide.{label}", type="primary" if current == label else "secondary"):
-            s.set_decision(text, label, note, scope=scope(prefix, sid))
+            actions.decide(text, label, note, scope=scope(prefix, sid))
             st.rerun()
     if d4.button("clear", key=f"{prefix}.decide.clear"):
-        s.set_decision(text, None, scope=scope(prefix, sid))
+        actions.decide(text, None, scope=scope(prefix, sid))
         st.rerun()
 
 
@@ -57,4 +57,4 @@ def document_opener(col, docs: list, prefix: str) -> None:
     pick = col.selectbox("Open a document", docs, key=f"{prefix}.open", format_func=lambda d: f"#{d}")
     if col.button("Open in Document view", key=f"{prefix}.open_btn"):
         state.put("doc", int(pick))
-        st.switch_page("pages/document.py", query_params=state.url_params())
+        nav.switch("document", query_params=state.url_params())

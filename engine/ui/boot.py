@@ -1,39 +1,38 @@
-"""Bootstrap of every page: open the store, load the demo on first start,
+"""Every page's first line: open the store, load the demo on first start,
 restore the view state; and the folders the app may read snapshots from."""
 from __future__ import annotations
 
 import os
+import stat
 import threading
 
 import streamlit as st
 
-from engine.api import DEFAULT_MIN_LEN, DEFAULT_SIGMA, ingest, mine
-from engine.errors import BoilerscopeError
-from engine.store import Store
-from pages import conn, state
+from .. import api
+from ..constants import DEFAULT_MIN_LEN, DEFAULT_SIGMA, SNAPSHOT_SUFFIXES
+from ..errors import BoilerscopeError
+from . import data, paths, state
 
-DATA_DIR = os.path.join(conn.ROOT, "data")
-DEMO = os.path.join(DATA_DIR, "demo.parquet")
 _BOOT_LOCK = threading.Lock()
 
 
 def allowed_dirs() -> list[str]:
+    """The demo's folder and those of BOILERSCOPE_ALLOWED_DIRS (os.pathsep-separated)."""
     extra = [p for p in os.environ.get("BOILERSCOPE_ALLOWED_DIRS", "").split(os.pathsep) if p and "\x00" not in p]
-    return [os.path.realpath(p) for p in [DATA_DIR, *extra]]
+    return [os.path.realpath(p) for p in [paths.demo_dir(), *extra]]
 
 
 def allowed_file(path: str) -> str:
     """The real path of a snapshot file the app may read, or a BoilerscopeError
     saying why not: outside the allowed folders (after following symlinks),
     a NUL byte, missing, or not a regular file (a FIFO would hang the page)."""
-    import stat
     if not path or "\x00" in path:
         raise BoilerscopeError("the path is empty or holds a NUL byte; give a plain file path")
     real = os.path.realpath(path)
     dirs = allowed_dirs()
     if not any(os.path.commonpath([real, d]) == d for d in dirs):
         raise BoilerscopeError(f"{path} is outside the allowed folders ({', '.join(dirs)}); "
-                               "copy it into data/ or set BOILERSCOPE_ALLOWED_DIRS")
+                               "copy it into one of them or set BOILERSCOPE_ALLOWED_DIRS")
     try:
         mode = os.stat(real).st_mode
     except OSError:
@@ -43,7 +42,23 @@ def allowed_file(path: str) -> str:
     return real
 
 
-SNAPSHOT_SUFFIXES = (".parquet", ".jsonl", ".csv")
+def demo_folder() -> str:
+    """The folder of the demo snapshot (data/ of a checkout; inside the package when installed)."""
+    return paths.demo_dir()
+
+
+def demo_files() -> list[str]:
+    """Snapshot files directly in the demo's folder (a symlink leading out of it is left out)."""
+    folder = paths.demo_dir()
+    found = []
+    for name in sorted(os.listdir(folder)) if os.path.isdir(folder) else []:
+        if name.lower().endswith(SNAPSHOT_SUFFIXES):
+            try:
+                allowed_file(os.path.join(folder, name))
+            except BoilerscopeError:
+                continue
+            found.append(name)
+    return found
 
 
 def snapshot_files(limit: int = 1000, depth: int = 3) -> list[str]:
@@ -67,50 +82,57 @@ def snapshot_files(limit: int = 1000, depth: int = 3) -> list[str]:
     return sorted(set(found))
 
 
-def setup() -> Store:
+def setup() -> None:
     """Open the store, make sure the demo is there, restore and share the view state."""
     try:
-        s = conn.store()
+        data.store()
     except BoilerscopeError as exc:
         st.error(str(exc))
         st.stop()
     state.restore()
-    _ensure_demo(s)
+    _ensure_demo()
     sid = state.get("snapshot")
-    if sid is None or not s.has_snapshot(sid):
-        state.set_snapshot(s.latest_snapshot() if s.snapshots().height else None)
+    if sid is None or not data.has_snapshot(sid):
+        state.set_snapshot(data.latest_snapshot())
         sid = state.get("snapshot")
     run = state.get("run")
-    if run is not None and (s.run(run) or {}).get("snapshot_id") != sid:
+    if run is not None and data.run(run).get("snapshot_id") != sid:
         state.set_run(None)
     if state.get("run") is None and sid is not None:
-        runs = s.runs(sid)
+        runs = data.runs(sid)
         if runs.height:
             state.set_run(int(runs["run_id"][-1]))
     state.share()
-    return s
 
 
-def _ensure_demo(s: Store) -> None:
+def _ensure_demo() -> None:
     """First start: ingest the demo snapshot and mine it with the defaults,
     templates with slots included (so every page has something to show)."""
+    demo = paths.demo_file()
     with _BOOT_LOCK:
-        if s.snapshots().height or not os.path.exists(DEMO):
+        if data.snapshots().height or not os.path.exists(demo):
             return
+        s = data.store()
         with st.status("First start: loading and mining the demo snapshot…", expanded=False) as status:
-            sid, _ = ingest(DEMO, store=s)
-            run = mine(s.path, DEFAULT_SIGMA, DEFAULT_MIN_LEN, store=s, snapshot=sid, templates=True)
+            sid, _ = api.ingest(demo, store=s)
+            run = api.mine(s.path, DEFAULT_SIGMA, DEFAULT_MIN_LEN, store=s, snapshot=sid, templates=True)
             status.update(label=f"Demo ready: run {run.run_id}", state="complete")
         state.set_snapshot(sid)
         state.set_run(run.run_id)
 
 
-def need_run(s: Store) -> tuple[str, int]:
-    """The active snapshot and run, or stop the page with a hint."""
-    sid, run = state.get("snapshot"), state.get("run")
+def need_snapshot() -> str:
+    """The active snapshot, or stop the page with a hint."""
+    sid = state.get("snapshot")
     if sid is None:
         st.info("No snapshot yet: load one on the Load page.")
         st.stop()
+    return sid
+
+
+def need_run() -> tuple[str, int]:
+    """The active snapshot and run, or stop the page with a hint."""
+    sid, run = need_snapshot(), state.get("run")
     if run is None:
         st.info("This snapshot has no run yet: mine it on the Mine page.")
         st.stop()

@@ -1,0 +1,62 @@
+"""What pages change: decisions, runs, detections, snapshots, exports.
+
+Each long operation runs :mod:`engine.api` in a worker thread with a progress
+bar following its ``progress(stage, fraction)`` callbacks
+(:func:`engine.ui.progress.run_with_progress`); errors come back as
+:class:`engine.errors.BoilerscopeError` for the page to show.
+"""
+from __future__ import annotations
+
+import os
+
+from .. import api
+from ..neardup import DESCRIPTIONS, SCHEMES, DedupConfig  # noqa: F401  (the Duplicates page's choices)
+from . import data
+from .progress import run_with_progress
+
+parse_sigma = api.parse_sigma
+
+
+def decide(text: str, decision: str | None, note: str = "", scope: str = "*") -> None:
+    """Mark a phrase or template noise / keep / unsure (None clears), for all
+    snapshots (``*``) or one."""
+    data.store().set_decision(text, decision, note, scope=scope)
+
+
+def delete_run(run_id: int) -> None:
+    data.store().delete_run(int(run_id))
+    data.forget()
+
+
+def ingest(path: str, label: str) -> tuple[str, bool]:
+    """Ingest a snapshot file, the bar following the bytes read: (snapshot id, created)."""
+    s = data.store()
+    return run_with_progress(lambda cb: api.ingest(path, store=s, progress=cb), f"Ingesting {label}", status=True)
+
+
+def mine(sid: str, sigma: int, min_len: int, algo: str, max_slot: int = 0):
+    """Mine a snapshot of the store (templates too when ``max_slot``); returns the Run."""
+    s = data.store()
+    label = f"Mining sigma {sigma}, L {min_len}" + (" with templates" if max_slot else "")
+    return run_with_progress(
+        lambda cb: api.mine(s.path, int(sigma), int(min_len), algo=algo, store=s, snapshot=sid, progress=cb,
+                            templates=bool(max_slot), max_slot=int(max_slot) or api.DEFAULT_MAX_SLOT), label)
+
+
+def detect(sid: str, run_id: int | None, raw: bool, config: DedupConfig) -> dict:
+    """Near-duplicate detection on the raw text or with ``run_id``'s boilerplate removed."""
+    s = data.store()
+    return run_with_progress(
+        lambda cb: api.dedup(s.path, run=None if raw else run_id, raw=raw, config=config, store=s, snapshot=sid,
+                             progress=cb), "Detecting near-duplicates")
+
+
+def export_cleaned(sid: str, run_id: int, noise: list[str], keep: list[str]):
+    """Write the cleaned snapshot beside the store (exports/): (path, before/after figures)."""
+    s = data.store()
+    out_dir = os.path.join(os.path.dirname(s.path), "exports")
+    os.makedirs(out_dir, exist_ok=True)
+    path = os.path.join(out_dir, f"cleaned-{sid}-run{run_id}.parquet")
+    figures = run_with_progress(
+        lambda cb: api.clean(s.path, run=run_id, stoplist=(noise, keep), out=path, force=True, store=s), "Cleaning")
+    return path, figures
