@@ -131,19 +131,8 @@ def _cmd_dedup(args) -> int:
 
 
 def _cmd_dashboard(args) -> int:
-    app = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "app.py")
-    if not os.path.exists(app):
-        raise BoilerscopeError(f"{app} not found: the dashboard runs from a checkout of Boilerscope")
-    if args.db:
-        os.environ["BOILERSCOPE_DB"] = os.path.abspath(args.db)
-    # app.py builds its own st.navigation; without this Streamlit's first run
-    # of a fresh server falls back to the folder-based navigation of pages/
-    from streamlit.runtime.pages_manager import PagesManager
-    from streamlit.web import cli as stcli
-    PagesManager.uses_pages_directory = False
-    sys.argv = ["streamlit", "run", app, "--server.port", str(args.port),
-                "--server.address", args.address]
-    return stcli.main()
+    from .ui.launch import serve
+    return serve(args.db, args.port, args.address)
 
 
 def _cmd_clean(args) -> int:
