@@ -457,3 +457,70 @@ def test_templates_page_mines_templates_for_a_run_without_them(store_dir):
     html_all = "".join(h.value for h in at.html)
     assert "&lt;img src=x onerror=alert(1)&gt;" in html_all
     assert "<script" not in html_all and "<img" not in html_all
+
+
+def test_duplicates_page_reads_detections_stored_with_the_old_parameter_names(store_dir):
+    """Detections stored before DedupConfig took the command line's names keep
+    description/scheme/w/n/t in their summary: the page reads both."""
+    import polars as pl
+
+    from engine.ui.data import open_store as _store
+    demo = peek(store_dir, "SELECT snapshot_id FROM snapshots WHERE documents = 2500")["snapshot_id"][0]
+    docs = peek(store_dir, "SELECT doc_id FROM documents WHERE snapshot_id = ? ORDER BY doc_id LIMIT 2", [demo])
+    clusters = pl.DataFrame({"cluster_id": [1, 1], "doc_id": docs["doc_id"].to_list(),
+                             "definition": ["fci", "fci"]}, schema={"cluster_id": pl.Int64, "doc_id": pl.Int64,
+                                                                    "definition": pl.String})
+    pairs = pl.DataFrame({"doc_a": [docs["doc_id"][0]], "doc_b": [docs["doc_id"][1]], "common": [40],
+                          "jaccard": [0.7]}, schema={"doc_a": pl.Int64, "doc_b": pl.Int64, "common": pl.Int64,
+                                                     "jaccard": pl.Float64})
+    old = {"description": "lexical", "scheme": "minhash", "w": 5, "n": 96, "t": 41}
+    _store(str(store_dir / "app.duckdb")).add_dedup(
+        demo, None, True, old, clusters, pairs,
+        {"config": old, "similar_pairs": 1, "exact_groups": 0, "clusters": {"fci": 1, "components": 1}})
+    at = app("pages/duplicates.py", state={"bs.snapshot": demo, "bs.init": True})
+    at.radio(key="duplicates.mode").set_value("raw").run()
+    assert not at.exception
+    caption = next(c.value for c in at.caption if c.value.startswith("Detection"))
+    assert "lexical, minhash sketches, shingles of 5 tokens, sketch size 96, threshold 41" in caption
+
+
+def test_every_page_script_is_in_the_navigation_and_nowhere_else():
+    """pages/ holds the page scripts only (helpers live in engine/ui), each one
+    named once in engine/ui/nav.py, which both entry scripts run."""
+    from engine.ui import nav, paths
+    scripts = {n[:-3] for n in os.listdir(os.path.join(ROOT, "pages")) if n.endswith(".py") and n != "__init__.py"}
+    assert scripts == {p.script for p in nav.PAGES}
+    assert len({p.url_path for p in nav.PAGES}) == len(nav.PAGES) and sum(p.default for p in nav.PAGES) == 1
+    assert paths.pages_dir() == os.path.join(ROOT, "pages")
+    for entry in (os.path.join(ROOT, "app.py"), os.path.join(ROOT, "engine", "ui", "app.py")):
+        body = [ln for ln in open(entry, encoding="utf-8").read().split('"""')[-1].splitlines() if ln.strip()]
+        assert body == ["from engine.ui import nav", "nav.run()"], entry
+
+
+def test_the_launcher_uses_streamlit_public_command_line(monkeypatch, tmp_path):
+    """`boilerscope dashboard` runs the packaged entry script, whose folder
+    holds no pages/ (Streamlit's folder navigation never starts), with the
+    shipped settings as options; no private Streamlit module anywhere."""
+    from engine.ui import launch
+    monkeypatch.delenv("BOILERSCOPE_DB", raising=False)
+    args = launch.command(str(tmp_path / "x.duckdb"), 8600, "127.0.0.1")
+    assert args[:2] == ["run", launch.ENTRY] and os.path.isfile(launch.ENTRY)
+    assert not os.path.exists(os.path.join(os.path.dirname(launch.ENTRY), "pages"))
+    assert {"--server.headless=true", "--browser.gatherUsageStats=false", "--server.port=8600",
+            "--server.address=127.0.0.1", "--theme.primaryColor=#b5452b"} <= set(args)
+    assert os.environ["BOILERSCOPE_DB"] == str(tmp_path / "x.duckdb")
+    for folder in ("pages", os.path.join("engine", "ui")):
+        for name in os.listdir(os.path.join(ROOT, folder)):
+            if name.endswith(".py"):
+                text = open(os.path.join(ROOT, folder, name), encoding="utf-8").read()
+                assert "streamlit.runtime" not in text and "PagesManager" not in text, name
+
+
+def test_progress_follows_the_engine_callable():
+    """The bar's tracker takes the engine's progress(stage, fraction) calls."""
+    from engine.ui.progress import Tracker
+    t = Tracker()
+    t("ingest", 0.25)
+    assert (t.stage, t.fraction) == ("ingest", 0.25) and t.text("Ingesting x") == "Ingesting x: ingest 25%"
+    t("ingest", 7)
+    assert t.fraction == 1.0
