@@ -1,10 +1,11 @@
 """Boilerscope dashboard: `boilerscope dashboard` (what `make run` does).
 
 The pages are the list of engine/ui/nav.py, shared with the installed entry
-script (engine/ui/app.py, which `boilerscope dashboard` runs).  A plain
-`streamlit run app.py` in a checkout works too, with one difference: Streamlit
-sees the pages/ folder beside this file and may draw its folder-based menu on
-the first page a fresh server serves; `boilerscope dashboard` never does.
+script (engine/ui/app.py, which `boilerscope dashboard` runs and which has no
+pages/ folder beside it).  A plain `streamlit run app.py` in a checkout works
+too: Streamlit sees pages/ beside this file and wraps the first run of a fresh
+server in its folder-based navigation, which the st.navigation call below
+replaces (checked in a browser with Streamlit 1.67: same menu, same URL paths).
 """
 from engine.ui import nav
 

@@ -16,6 +16,8 @@ import json
 import numpy as np
 import polars as pl
 
+from .clean import decision_cut, stoplist_frames
+from .constants import DEFAULT_MAX_SLOT, DEFAULT_MIN_LEN
 from .store import Store
 
 
@@ -321,6 +323,14 @@ def run(store: Store, run_id: int) -> dict:
     return store.run(run_id) or {}
 
 
+def cut_parameters(store: Store, run_id: int) -> tuple[int, int]:
+    """(L, slot width) the cut rule uses with a run's decisions: its min_len,
+    and the max_slot its templates were mined with (else the default)."""
+    row = store.run(run_id) or {}
+    templates = (row.get("summary") or {}).get("templates") or {}
+    return int(row.get("min_len") or DEFAULT_MIN_LEN), int(templates.get("max_slot") or DEFAULT_MAX_SLOT)
+
+
 def find_run(store: Store, snapshot_id: str, sigma: int, min_len: int, algo: str, max_slot: int = 0) -> int | None:
     return store.find_run(snapshot_id, sigma, min_len, algo, max_slot)
 
@@ -342,7 +352,6 @@ def decisions_map(store: Store, snapshot_id: str) -> dict[str, str]:
 
 def stoplist_files(decisions: pl.DataFrame) -> tuple[bytes, bytes]:
     """The stop-phrase list as CSV and JSON bytes (what ``boilerscope clean --stoplist`` reads)."""
-    from .clean import stoplist_frames
     return stoplist_frames(decisions)
 
 
@@ -381,7 +390,6 @@ def document_cut(store: Store, snapshot_id: str, doc_index: int, min_len: int, n
     """What the decisions cut from one document (the rule of :mod:`engine.clean`):
     ``tokens`` (how many) and ``ranges``, the character ranges [start, end) of
     each run of cut tokens."""
-    from .clean import decision_cut
     doc = document_tokens(store, snapshot_id, doc_index)
     if doc is None:
         return {"tokens": 0, "ranges": []}
@@ -395,7 +403,6 @@ def document_cut(store: Store, snapshot_id: str, doc_index: int, min_len: int, n
 def tokens_cut(store: Store, snapshot_id: str, min_len: int, noise, keep, max_slot: int,
                vocab_ids: dict[str, int] | None = None) -> list[int]:
     """Tokens of the snapshot each noise phrase or template cuts on its own (keep still wins)."""
-    from .clean import decision_cut
     vocab_ids = vocabulary_ids(store, snapshot_id) if vocab_ids is None else vocab_ids
     arrays = store.arrays(snapshot_id)
     tokens, offsets = np.asarray(arrays.tokens), np.asarray(arrays.doc_offsets)

@@ -6,16 +6,13 @@ shows each cut struck through, and the covered spans can be walked one by one.
 import polars as pl
 import streamlit as st
 
-from engine.constants import DEFAULT_MAX_SLOT
 from engine.ui import boot, data, render, state
 
 boot.setup()
 sid, run_id = boot.need_run()
 st.title("Document")
-summary = data.run(run_id)
-L = int(summary["min_len"])
-tsummary = summary.get("summary", {}).get("templates") or {}
-max_slot = int(tsummary.get("max_slot") or DEFAULT_MAX_SLOT)
+L, max_slot = data.cut_parameters(run_id)
+has_templates = bool(data.run(run_id).get("summary", {}).get("templates"))
 
 mode = st.radio("Find by", ["doc_id", "URL or text search"], horizontal=True, key="document.mode")
 doc_id = state.get("doc")
@@ -56,7 +53,7 @@ d.metric("Contamination", f"{(covered / n_tok if n_tok else 0):.1%}")
 st.caption(f"doc_id {doc['doc_id']} · {render.md(doc['site'])} · {render.md(doc['url'] or '')}")
 
 spans = data.document_spans(run_id, doc_index).with_columns(pl.lit("phrase").alias("kind"))
-if tsummary:
+if has_templates:
     spans = pl.concat([spans, data.document_template_spans(run_id, doc_index)
                        .with_columns(pl.lit("template").alias("kind"))], how="vertical_relaxed").sort("char_start")
 decisions = data.decisions_map(sid)

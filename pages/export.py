@@ -4,16 +4,13 @@ import os
 import polars as pl
 import streamlit as st
 
-from engine.constants import DEFAULT_MAX_SLOT
 from engine.errors import BoilerscopeError
 from engine.ui import actions, boot, data, render
 
 boot.setup()
 sid, run_id = boot.need_run()
 st.title("Decisions and export")
-summary = data.run(run_id)
-L = int(summary["min_len"])
-max_slot = int((summary.get("summary", {}).get("templates") or {}).get("max_slot") or DEFAULT_MAX_SLOT)
+L, max_slot = data.cut_parameters(run_id)
 
 scope = st.radio("Decisions of", ["this project (all snapshots)", "this snapshot"], horizontal=True,
                  key="export.scope", help="A decision made for one snapshot wins over the project's there.")

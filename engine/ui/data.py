@@ -63,6 +63,7 @@ def _read(view, cached: bool = True):
 snapshot_info = _read(views.snapshot_info)
 site_list = _read(views.site_list)
 run = _read(views.run)
+cut_parameters = _read(views.cut_parameters)
 phrase_table = _read(views.phrase_table)
 phrase_row = _read(views.phrase_row)
 phrase_occurrences = _read(views.phrase_occurrences)

@@ -11,6 +11,8 @@ import os
 import sys
 import tomllib
 
+import streamlit.web.cli as stcli
+
 from . import paths
 
 ENTRY = os.path.join(paths.HERE, "app.py")
@@ -38,6 +40,5 @@ def command(db: str | None, port: int = 8501, address: str = "localhost") -> lis
 
 def serve(db: str | None = None, port: int = 8501, address: str = "localhost") -> int:
     """Run the dashboard in this process until it is stopped (Streamlit needs the main thread)."""
-    from streamlit.web import cli as stcli
     sys.argv = ["streamlit", *command(db, port, address)]
     return stcli.main()

@@ -7,6 +7,7 @@ markup, and every chart has the toolbar's "Download as PNG".
 """
 from __future__ import annotations
 
+import difflib
 import html
 
 import altair as alt
@@ -140,7 +141,6 @@ def diff_html(left: dict, right: dict) -> tuple[str, str, float]:
     """Two documents (text, tokens, span_start, span_end) side by side: the
     HTML of each with the tokens that differ highlighted, and the token
     similarity (difflib's ratio)."""
-    import difflib
     sm = difflib.SequenceMatcher(a=np.asarray(left["tokens"]).tolist(), b=np.asarray(right["tokens"]).tolist(),
                                  autojunk=False)
     ops = [op for op in sm.get_opcodes() if op[0] != "equal"]
