@@ -24,10 +24,9 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)
-sys.path.insert(0, os.path.join(ROOT, "tests"))
 
 from app_queries import ensure_store  # noqa: E402
-from test_e2e import CHROMIUM, Latency, click_bar, histogram_bar, launch, wait_healthy  # noqa: E402
+from tests.test_e2e import CHROMIUM, Latency, click_bar, histogram_bar, launch, wait_healthy  # noqa: E402
 
 
 def free_port() -> int:

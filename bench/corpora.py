@@ -98,7 +98,7 @@ def shared_slice(name, n_tokens):
     """The first documents of a shared corpus up to about n_tokens tokens."""
     import pyarrow.parquet as pq
 
-    from engine.tokenize import tokenize_arrow
+    from engine.tokenizer import tokenize_arrow
 
     path = os.path.join(SHARED, name + ".parquet")
     if not os.path.exists(path):

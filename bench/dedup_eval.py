@@ -33,9 +33,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)
 
-from engine.bloomspan import mine_tokens  # noqa: E402
+from engine.planner import mine_tokens  # noqa: E402
 from engine.neardup import DedupConfig, detect  # noqa: E402
-from engine.tokenize import tokenize_arrow  # noqa: E402
+from engine.tokenizer import tokenize_arrow  # noqa: E402
 
 SITES = ("docs.oracle.com", "docs.scipy.org", "pandas.pydata.org", "www.postgresql.org",
          "docs.djangoproject.com", "gcc.gnu.org")
@@ -197,28 +197,28 @@ def main():
         for desc, w in (("shingles", 3), ("shingles", 5), ("lexical", 1)):
             for n in (64, 128):
                 for frac in (0.25, 0.375, 0.5, 0.75):
-                    grid.append(DedupConfig(description=desc, scheme=scheme, w=w, n=n, t=max(1, int(n * frac))))
+                    grid.append(DedupConfig(method=desc, sketch=scheme, shingle=w, sketch_size=n, threshold=max(1, int(n * frac))))
     def run(cfg, mode):
         t = time.perf_counter()
         out = detect(tokens, offsets, ids, cfg, keep=None if mode == "raw" else keep, vocab=vocab)
         el = time.perf_counter() - t
         for definition in ("components", "fci", "cliques"):
             s = scores(our_clusters(out, definition), truth)
-            rows.append({"method": "boilerscope", "description": cfg.description, "scheme": cfg.scheme,
-                         "w": cfg.w, "n": cfg.n, "t": cfg.t, "text": mode, "definition": definition,
+            rows.append({"method": "boilerscope", "description": cfg.method, "scheme": cfg.sketch,
+                         "w": cfg.shingle, "n": cfg.sketch_size, "t": cfg.threshold, "text": mode, "definition": definition,
                          "seconds": el, **s})
 
     # the grid on boilerplate-free text; raw text for the default and the best
     for cfg in grid:
         run(cfg, "boilerplate removed")
     best_row = max((r for r in rows if r["definition"] == "fci"), key=lambda r: r["pair_f1"])
-    best_cfg = DedupConfig(description=best_row["description"], scheme=best_row["scheme"], w=best_row["w"],
-                           n=best_row["n"], t=best_row["t"])
+    best_cfg = DedupConfig(method=best_row["description"], sketch=best_row["scheme"], shingle=best_row["w"],
+                           sketch_size=best_row["n"], threshold=best_row["t"])
     run(best_cfg, "raw")
     if best_cfg != DedupConfig():
         run(DedupConfig(), "raw")
-        if not any(r["t"] == DedupConfig().t and r["n"] == DedupConfig().n and r["w"] == DedupConfig().w
-                   and r["scheme"] == DedupConfig().scheme and r["description"] == DedupConfig().description
+        if not any(r["t"] == DedupConfig().threshold and r["n"] == DedupConfig().sketch_size and r["w"] == DedupConfig().shingle
+                   and r["scheme"] == DedupConfig().sketch and r["description"] == DedupConfig().method
                    for r in rows if r["text"] == "boilerplate removed"):
             run(DedupConfig(), "boilerplate removed")
     for th in (0.3, 0.5, 0.7, 0.9):
@@ -248,11 +248,11 @@ def main():
                   f"{r['w']} | {r['n']} | {r['t'] if r['t'] is not None else '-'} | {r['pair_precision']:.3f} | "
                   f"{r['pair_recall']:.3f} | {r['pair_f1']:.3f} | {r['bcubed_f1']:.3f} | {r['seconds']:.2f} |")
     default = DedupConfig()
-    d = frame.filter((pl.col("method") == "boilerscope") & (pl.col("description") == default.description)
-                     & (pl.col("scheme") == default.scheme) & (pl.col("w") == default.w)
-                     & (pl.col("n") == default.n) & (pl.col("t") == default.t))
-    md += ["", f"Default configuration ({default.description}, {default.scheme}, w {default.w}, n {default.n}, "
-           f"t {default.t}):", "", "| text | definition | pair P | pair R | pair F1 | B-cubed F1 |",
+    d = frame.filter((pl.col("method") == "boilerscope") & (pl.col("description") == default.method)
+                     & (pl.col("scheme") == default.sketch) & (pl.col("w") == default.shingle)
+                     & (pl.col("n") == default.sketch_size) & (pl.col("t") == default.threshold))
+    md += ["", f"Default configuration ({default.method}, {default.sketch}, w {default.shingle}, n {default.sketch_size}, "
+           f"t {default.threshold}):", "", "| text | definition | pair P | pair R | pair F1 | B-cubed F1 |",
            "|---|---|---:|---:|---:|---:|"]
     for r in d.sort(["text", "definition"]).iter_rows(named=True):
         md.append(f"| {r['text']} | {r['definition']} | {r['pair_precision']:.3f} | {r['pair_recall']:.3f} | "

@@ -140,7 +140,7 @@ def mined_templates(texts, urls, marks, sigma, min_len, work, name):
     import pyarrow.parquet as pq
 
     from engine.api import ingest, mine
-    from engine.tokenize import tokenize_arrow
+    from engine.tokenizer import tokenize_arrow
     snap = os.path.join(work, name + ".parquet")
     pq.write_table(pa.table({"text": texts, "url": urls}), snap)
     db = os.path.join(work, name + ".duckdb")
@@ -260,8 +260,8 @@ def main():
                          .select("doc_id", "char_start", "char_end").iter_rows())
     drain_got, drain_bg, drain_s = drain_templates(texts, marks, args.sigma)
     rows = {
-        "verbatim phrases only": {"seconds": vseconds, "token_share": vshare, "coverage": vrun.summary["coverage"]},
-        "boilerscope --templates": {"seconds": seconds, "token_share": tshare, "coverage": run.summary["coverage"],
+        "verbatim phrases only": {"seconds": vseconds, "token_share": vshare, "coverage": vrun.summary.coverage},
+        "boilerscope --templates": {"seconds": seconds, "token_share": tshare, "coverage": run.summary.coverage,
                                     **scores(got, bg_got, want)},
         "Drain3 (lines)": {"seconds": drain_s, **scores(drain_got, drain_bg, want)},
     }

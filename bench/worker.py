@@ -35,15 +35,17 @@ def main():
     load = time.perf_counter() - t0
     out = {"algo": algo, "tokens": int(tokens.shape[0]), "load_seconds": load}
     if algo == "sql":
-        from engine.sqlpeer import sql_lgram_coverage
+        from sqlpeer import sql_lgram_coverage
         t = time.perf_counter()
         covered, parts = sql_lgram_coverage(tokens, offsets, sigma, L)
         out["seconds"] = time.perf_counter() - t
         out["parts"] = parts
         out["phrases"] = None
     else:
-        from engine.bloomspan import mine_tokens
-        from engine.fhk import mine_tokens_fhk
+        from functools import partial
+
+        from engine.planner import mine_tokens
+        mine_tokens_fhk = partial(mine_tokens, algo="fhk")
         if algo != "auto":
             fn = mine_tokens_fhk if algo == "fhk" else mine_tokens
         else:

@@ -1,6 +1,5 @@
 """Boilerscope engine: exact mining of repeated text (BloomSpan), coverage,
 and the store it keeps its answers in."""
-__version__ = "0.1.0"
 
 import os as _os
 
@@ -30,7 +29,11 @@ def _numba_cache_dir() -> None:
 
 _numba_cache_dir()
 
-from .api import Run, ingest, mine  # noqa: E402
+from .constants import VERSION as __version__  # noqa: E402
+from .api import Boilerscope, Run, Snapshot, clean, connect, dedup, ingest, mine  # noqa: E402
 from .errors import BoilerscopeError  # noqa: E402
+from .params import RunParams  # noqa: E402
+from .summary import RunSummary  # noqa: E402
 
-__all__ = ["Run", "ingest", "mine", "BoilerscopeError", "__version__"]
+__all__ = ["Boilerscope", "BoilerscopeError", "Run", "RunParams", "RunSummary", "Snapshot", "clean", "connect",
+           "dedup", "ingest", "mine", "__version__"]

@@ -35,7 +35,8 @@ import os
 import numpy as np
 import polars as pl
 
-from .errors import BoilerscopeError
+from .constants import DEFAULT_MAX_SLOT, SLOT_TEXT
+from .errors import BoilerscopeError, first_line
 from .kernels import clean as K
 
 
@@ -67,7 +68,7 @@ def cut_mask(tokens, doc_offsets, L: int, grams: np.ndarray) -> np.ndarray:
 
 def is_template(text: str) -> bool:
     """True for a template decision (a ``*`` token stands for a slot)."""
-    return "*" in text.split(" ")
+    return SLOT_TEXT in text.split(" ")
 
 
 def template_mask(tokens, doc_offsets, templates: list[str], vocab_ids: dict[str, int], max_slot: int) -> np.ndarray:
@@ -77,7 +78,7 @@ def template_mask(tokens, doc_offsets, templates: list[str], vocab_ids: dict[str
     doc_offsets = np.ascontiguousarray(doc_offsets, dtype=np.int64)
     pats, off = [], [0]
     for text in templates:
-        ids = [K.SLOT if t == "*" else vocab_ids.get(t) for t in text.split(" ")]
+        ids = [K.SLOT if t == SLOT_TEXT else vocab_ids.get(t) for t in text.split(" ")]
         if not ids or any(i is None for i in ids) or ids[0] == K.SLOT or ids[-1] == K.SLOT:
             continue  # a token this snapshot never has, or not a template: it cannot occur
         pats.extend(ids)
@@ -91,7 +92,7 @@ def template_mask(tokens, doc_offsets, templates: list[str], vocab_ids: dict[str
 
 
 def decision_cut(tokens, doc_offsets, L: int, noise: list[str], keep: list[str], vocab_ids: dict[str, int],
-                 max_slot: int = 4) -> np.ndarray:
+                 max_slot: int = DEFAULT_MAX_SLOT) -> np.ndarray:
     """uint8 mask of the positions the decisions cut (the module's rule)."""
     tokens = np.ascontiguousarray(tokens, dtype=np.int32)
     doc_offsets = np.ascontiguousarray(doc_offsets, dtype=np.int64)
@@ -154,7 +155,7 @@ def read_stoplist(path: str) -> tuple[list[str], list[str]]:
                         f"{', '.join(reader.fieldnames or []) or 'none'})")
                 rows = list(reader)
     except (ValueError, csv.Error, UnicodeDecodeError) as exc:
-        raise BoilerscopeError(f"{what} ({_first_line(exc)}); export it again from the Decisions page") from None
+        raise BoilerscopeError(f"{what} ({first_line(exc)}); export it again from the Decisions page") from None
     if not isinstance(rows, list):
         raise BoilerscopeError(f"{what}: the JSON must be a list of objects with 'phrase' and 'decision'")
     noise, keep = [], []
@@ -168,11 +169,6 @@ def read_stoplist(path: str) -> tuple[list[str], list[str]]:
     return noise, keep
 
 
-def _first_line(exc: BaseException) -> str:
-    lines = str(exc).strip().splitlines()
-    return lines[0] if lines else type(exc).__name__
-
-
 def stoplist_frames(decisions: pl.DataFrame) -> tuple[bytes, bytes]:
     """CSV and JSON bytes of a decisions frame (phrase, decision, note)."""
     rows = decisions.select("phrase", "decision", "note").to_dicts()
@@ -183,7 +179,8 @@ def stoplist_frames(decisions: pl.DataFrame) -> tuple[bytes, bytes]:
     return buf.getvalue().encode("utf-8"), json.dumps(rows, ensure_ascii=False, indent=1).encode("utf-8")
 
 
-def clean_store(store, snapshot_id: str, min_len: int, noise: list[str], keep: list[str], max_slot: int = 4):
+def clean_store(store, snapshot_id: str, min_len: int, noise: list[str], keep: list[str],
+                max_slot: int = DEFAULT_MAX_SLOT):
     """Cleaned documents and before/after figures for one snapshot.
 
     Returns

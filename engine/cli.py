@@ -11,13 +11,44 @@ import os
 import sys
 import threading
 
-from . import __version__
-from .api import ALGOS, DEFAULT_ALGO, DEFAULT_MAX_SLOT, DEFAULT_MIN_LEN, DEFAULT_SIGMA
+from tqdm import tqdm
+
+from .constants import ALGOS, DEFAULT_ALGO, DEFAULT_DB, DEFAULT_MAX_SLOT, DEFAULT_MIN_LEN, DEFAULT_SIGMA, VERSION
 from .errors import BoilerscopeError
 from .neardup import DESCRIPTIONS, SCHEMES, DedupConfig
 
 #: The defaults of a detection: one source for the command line, the API and the page.
 DEDUP = DedupConfig()
+
+
+class StderrBars:
+    """The command line's progress: one bar on stderr (tqdm) per stage,
+    driven by the engine's ``progress(stage, fraction)`` protocol
+    (:mod:`engine.progress`).  ``with StderrBars(quiet) as progress:``;
+    ``progress`` is None when quiet."""
+
+    def __init__(self, quiet: bool = False):
+        self.quiet = quiet
+        self.bar = None
+        self.stage = None
+
+    def __enter__(self):
+        return None if self.quiet else self
+
+    def __exit__(self, *exc):
+        if self.bar is not None:
+            self.bar.close()
+
+    def __call__(self, stage: str, fraction: float) -> None:
+        if stage != self.stage:
+            if self.bar is not None:
+                self.bar.close()
+            self.stage = stage
+            self.bar = tqdm(total=1.0, desc=stage, file=sys.stderr, leave=False, dynamic_ncols=True,
+                            mininterval=0.5, delay=1.0, bar_format="{desc}: {percentage:3.0f}%|{bar}| {elapsed}")
+        target = round(min(max(fraction, 0.0), 1.0), 3)
+        if target > self.bar.n:
+            self.bar.update(target - self.bar.n)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -38,13 +69,13 @@ def _positive_int(text: str) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="boilerscope", description="Find the repeated text (boilerplate) in an index snapshot.")
-    p.add_argument("--version", action="version", version=f"boilerscope {__version__}")
+    p.add_argument("--version", action="version", version=f"boilerscope {VERSION}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     ing = sub.add_parser("ingest", help="load a snapshot (.parquet, .jsonl, .csv, or shards) into the store")
     ing.add_argument("snapshot", help="a snapshot file, a folder of .parquet or .jsonl shards, "
                                       "or a glob of shards ('crawl/part-*.parquet')")
-    ing.add_argument("--db", default="boilerscope.duckdb", help="the store (default: %(default)s)")
+    ing.add_argument("--db", default=DEFAULT_DB, help="the store (default: %(default)s)")
     ing.add_argument("--quiet", action="store_true", help="no progress bars")
 
     m = sub.add_parser("mine", help="mine the maximal repeated phrases and the coverage")
@@ -56,7 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--algo", default=DEFAULT_ALGO, choices=ALGOS,
                    help="auto (default: fhk on long periodic runs, else bloomspan), bloomspan, "
                         "or fhk, the suffix-array baseline")
-    m.add_argument("--db", default=None, help="the store (default: boilerscope.duckdb; with --engine spark: "
+    m.add_argument("--db", default=None, help=f"the store (default: {DEFAULT_DB}; with --engine spark: "
                                               "none unless given)")
     m.add_argument("--snapshot", default=None, help="snapshot id in a store holding several (default: latest)")
     m.add_argument("--out", default=None, help="folder for phrases/documents/sites.parquet and summary.json")
@@ -73,11 +104,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="local (default) or spark: the same job on Apache Spark (needs --out DIR or --db STORE, "
                         "and a snapshot file or shards; 'make install-spark')")
     m.add_argument("--master", default=None,
-                   help="with --engine spark: the Spark master URL (default local[*])")
+                   help="with --engine spark: the Spark master URL (default: the one spark-submit gives, else local[*])")
     m.add_argument("--quiet", action="store_true", help="no progress bars")
 
     r = sub.add_parser("runs", help="list the stored runs, or delete one")
-    r.add_argument("--db", default="boilerscope.duckdb", help="the store (default: %(default)s)")
+    r.add_argument("--db", default=DEFAULT_DB, help="the store (default: %(default)s)")
     r.add_argument("--delete", type=int, default=None, metavar="RUN_ID", help="delete this run and its data")
 
     c = sub.add_parser("clean", help="write a cleaned snapshot: cut the phrases marked noise")
@@ -85,7 +116,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--run", type=int, required=True, metavar="RUN_ID", help="the run whose L is used")
     c.add_argument("--stoplist", required=True, help="stop-phrase list (CSV or JSON) exported by the dashboard")
     c.add_argument("--out", required=True, help="the cleaned snapshot (.parquet)")
-    c.add_argument("--db", default="boilerscope.duckdb", help="the store when SOURCE is a snapshot")
+    c.add_argument("--db", default=DEFAULT_DB, help="the store when SOURCE is a snapshot")
     c.add_argument("--force", action="store_true", help="replace --out if it exists (never the source)")
 
     dd = sub.add_parser("dedup", help="cluster near-duplicate documents (frequent closed itemsets)")
@@ -93,21 +124,22 @@ def build_parser() -> argparse.ArgumentParser:
     g = dd.add_mutually_exclusive_group()
     g.add_argument("--run", type=int, default=None, metavar="RUN_ID", help="remove this run's boilerplate")
     g.add_argument("--raw", action="store_true", help="detect on the raw text")
-    dd.add_argument("--method", default=DEDUP.description, choices=DESCRIPTIONS,
+    dd.add_argument("--method", default=DEDUP.method, choices=DESCRIPTIONS,
                     help="document description (default %(default)s)")
-    dd.add_argument("--sketch", default=DEDUP.scheme, choices=SCHEMES,
+    dd.add_argument("--sketch", default=DEDUP.sketch, choices=SCHEMES,
                     help="bottom: n minimal elements of one permutation; minhash: min of n permutations")
-    dd.add_argument("--shingle", type=int, default=DEDUP.w, help="shingle width w in tokens (default %(default)s)")
-    dd.add_argument("--sketch-size", type=int, default=DEDUP.n, help="sketch size n (default %(default)s)")
-    dd.add_argument("--threshold", type=int, default=DEDUP.t,
+    dd.add_argument("--shingle", type=int, default=DEDUP.shingle, help="shingle width w in tokens (default %(default)s)")
+    dd.add_argument("--sketch-size", type=int, default=DEDUP.sketch_size, help="sketch size n (default %(default)s)")
+    dd.add_argument("--threshold", type=int, default=DEDUP.threshold,
                     help="t: common sketch elements to be similar (default %(default)s)")
-    dd.add_argument("--db", default="boilerscope.duckdb", help="the store (default: %(default)s)")
+    dd.add_argument("--db", default=DEFAULT_DB, help="the store (default: %(default)s)")
     dd.add_argument("--snapshot", default=None, help="snapshot id in a store holding several")
     dd.add_argument("--out", default=None, help="folder for clusters.parquet, pairs.parquet, dedup_summary.json")
     dd.add_argument("--quiet", action="store_true", help="no progress bars")
 
     d = sub.add_parser("dashboard", help="open the dashboard (Streamlit) on a store")
-    d.add_argument("--db", default=None, help="the store (default: .boilerscope/app.duckdb beside app.py)")
+    d.add_argument("--db", default=None, help="the store (default: .boilerscope/app.duckdb beside app.py in a checkout, "
+                                              "in the current folder when installed)")
     d.add_argument("--port", type=int, default=8501)
     d.add_argument("--address", default="localhost")
     return p
@@ -116,10 +148,11 @@ def build_parser() -> argparse.ArgumentParser:
 def _cmd_dedup(args) -> int:
     from .api import dedup
     from .neardup import DedupConfig
-    cfg = DedupConfig(description=args.method, scheme=args.sketch, w=args.shingle, n=args.sketch_size,
-                      t=args.threshold)
-    s = dedup(args.source, run=args.run, raw=args.raw, config=cfg, db=args.db, out=args.out,
-              snapshot=args.snapshot, progress=not args.quiet)
+    cfg = DedupConfig(method=args.method, sketch=args.sketch, shingle=args.shingle, sketch_size=args.sketch_size,
+                      threshold=args.threshold)
+    with StderrBars(args.quiet) as progress:
+        s = dedup(args.source, run=args.run, raw=args.raw, config=cfg, db=args.db, out=args.out,
+                  snapshot=args.snapshot, progress=progress)
     c = s["clusters"]
     print(f"dedup {s['dedup_id']}: {s['documents']} documents, {s['exact_groups']} exact groups, "
           f"{s['similar_pairs']} similar pairs; clusters: "
@@ -147,8 +180,7 @@ def _cmd_clean(args) -> int:
 
 
 def _mine_spark(args) -> int:
-    from .progress import Progress
-    from .spark import DEFAULT_MASTER, mine_spark
+    from .spark import mine_spark
     if args.snapshot is not None:
         raise BoilerscopeError("--snapshot is for mining a store; --engine spark reads the shards")
     if args.source.lower().endswith(".duckdb"):
@@ -157,13 +189,13 @@ def _mine_spark(args) -> int:
         raise BoilerscopeError("--templates runs on the local engine only; drop --engine spark")
     if args.algo not in ("auto", "bloomspan"):
         raise BoilerscopeError(f"--engine spark mines with bloomspan over the segments; drop --algo {args.algo}")
-    with Progress("spark", total=1.0, enabled=not args.quiet) as bar:
-        s = mine_spark(args.source, args.sigma, args.min_len, args.out, master=args.master or DEFAULT_MASTER,
-                       progress=bar.stage, db=args.db, ingest_progress=not args.quiet)
-    print(f"spark ({s['master']}): {s['phrases']} phrases, {s['covered_tokens']} of {s['tokens']} tokens covered "
-          f"({100 * s['coverage']:.2f}%), sigma {s['sigma']}, L {s['min_len']}, {s['seconds']['total']:.2f} s")
+    with StderrBars(args.quiet) as progress:
+        s = mine_spark(args.source, args.sigma, args.min_len, args.out, master=args.master,
+                       progress=progress, db=args.db)
+    print(f"spark ({s.master}): {s.phrases} phrases, {s.covered_tokens} of {s.tokens} tokens covered "
+          f"({100 * s.coverage:.2f}%), sigma {s.sigma}, L {s.min_len}, {s.seconds['total']:.2f} s")
     if args.db is not None:
-        print(f"run {s['run_id']} of snapshot {s['snapshot_id']} stored in {args.db}")
+        print(f"run {s.run_id} of snapshot {s.snapshot_id} stored in {args.db}")
     if args.out is not None:
         print(f"results in {args.out}")
     return 0
@@ -171,7 +203,8 @@ def _mine_spark(args) -> int:
 
 def _cmd_ingest(args) -> int:
     from .api import ingest
-    sid, created = ingest(args.snapshot, db=args.db, progress=not args.quiet)
+    with StderrBars(args.quiet) as progress:
+        sid, created = ingest(args.snapshot, db=args.db, progress=progress)
     print(f"snapshot {sid} {'ingested' if created else 'already in the store'} ({args.db})")
     return 0
 
@@ -182,16 +215,17 @@ def _cmd_mine(args) -> int:
         return _mine_spark(args)
     if args.master:
         raise BoilerscopeError("--master is for --engine spark")
-    run = mine(args.source, sigma=args.sigma, min_len=args.min_len, algo=args.algo,
-               db=args.db, out=args.out, snapshot=args.snapshot,
-               progress=not args.quiet, workers=args.workers, templates=args.templates,
-               max_slot=args.max_slot, memory=args.memory)
+    with StderrBars(args.quiet) as progress:
+        run = mine(args.source, sigma=args.sigma, min_len=args.min_len, algo=args.algo,
+                   db=args.db, out=args.out, snapshot=args.snapshot,
+                   progress=progress, workers=args.workers, templates=args.templates,
+                   max_slot=args.max_slot, memory=args.memory)
     s = run.summary
-    print(f"run {run.run_id}: {s['phrases']} phrases, {s['covered_tokens']} of {s['tokens']} tokens "
-          f"covered ({100 * s['coverage']:.2f}%), sigma {s['sigma']}, L {s['min_len']}, {s['algo_used']}, "
-          f"{s['seconds']['total']:.2f} s")
+    print(f"run {run.run_id}: {s.phrases} phrases, {s.covered_tokens} of {s.tokens} tokens "
+          f"covered ({100 * s.coverage:.2f}%), sigma {s.sigma}, L {s.min_len}, {s.algo_used}, "
+          f"{s.seconds['total']:.2f} s")
     if args.templates:
-        t = s["templates"]
+        t = s.templates
         print(f"{t['templates']} templates; coverage {100 * t['coverage_without_templates']:.2f}% without them, "
               f"{100 * t['coverage_with_templates']:.2f}% with them")
     if args.out:
@@ -228,12 +262,18 @@ _COMMANDS = {"ingest": _cmd_ingest, "mine": _cmd_mine, "runs": _cmd_runs,
 _STORAGE_ERRNOS = (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM)
 
 
+def flag(param: str) -> str:
+    """The flag of an API parameter (``max_slot`` -> ``--max-slot``): the one
+    place the engine's parameter names become flags."""
+    return "--" + param.replace("_", "-")
+
+
 def _run(args) -> int:
     """The command, with every failure turned into one line on stderr."""
     try:
         return _COMMANDS[args.command](args)
     except BoilerscopeError as exc:
-        print(f"boilerscope: error: {exc}", file=sys.stderr)
+        print(f"boilerscope: error: {exc.render(flag)}", file=sys.stderr)
         return 2
     except MemoryError:
         print("boilerscope: error: out of memory; mine a smaller snapshot or raise --sigma", file=sys.stderr)

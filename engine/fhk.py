@@ -47,7 +47,7 @@ import time
 
 import numpy as np
 
-from .result import MiningResult, canonical, check_input
+from .result import MiningResult, canonical
 from .config import KERNEL_LOCK
 from .kernels import coverage as C
 from .kernels import fhk as K
@@ -82,16 +82,11 @@ def lcp_intervals(tokens, doc_offsets, vocab_size: int, sigma: int, min_len: int
     return text, sdoc, sa, out
 
 
-def mine_tokens_fhk(tokens, doc_offsets, vocab_size: int, sigma: int, min_len: int,
-                    *, progress=None, **_ignored) -> MiningResult:
-    """Same contract as :func:`engine.bloomspan.mine_tokens`, by suffix array."""
-    tokens, doc_offsets = check_input(tokens, doc_offsets, sigma, min_len)
+def mine_fhk(tokens, doc_offsets, vocab_size: int, sigma: int, min_len: int, *, progress=None) -> MiningResult:
+    """The answer of :func:`engine.planner.mine_tokens`, by suffix array
+    (inputs checked and planned there: sigma >= 2, positions in 32 bits;
+    sigma 1 is :mod:`engine.sigma1`'s)."""
     n_docs = int(doc_offsets.shape[0] - 1)
-    vocab_size = max(int(vocab_size), 1)
-    if sigma == 1:
-        # every suffix is a frequent leaf there: the whole-document rule
-        from .sigma1 import mine_sigma1
-        return mine_sigma1(tokens, doc_offsets, vocab_size, min_len, progress)
     report = progress or (lambda stage, frac: None)
     timings: dict = {}
     with KERNEL_LOCK:

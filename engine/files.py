@@ -160,13 +160,13 @@ class ResultSet:
 
     def _check(self) -> None:
         if os.path.exists(self.out) and not os.path.isdir(self.out):
-            raise BoilerscopeError(f"{self.out} is a file, not a folder; give a folder for --out")
+            raise BoilerscopeError(f"{self.out} is a file, not a folder; give a folder for {{out}}", "out")
         foreign = sorted(n for n in _listdir(self.out) if n not in RESULT_FILES)
         if foreign:
             shown = ", ".join(foreign[:3]) + (", ..." if len(foreign) > 3 else "")
             raise BoilerscopeError(
-                f"{self.out} holds other files ({shown}); give a new or empty folder for --out "
-                "(it is replaced as a whole)")
+                f"{self.out} holds other files ({shown}); give a new or empty folder for {{out}} "
+                "(it is replaced as a whole)", "out")
         try:
             os.makedirs(self.parent, exist_ok=True)
             probe = os.path.join(self.parent, f".{self.base}.new-probe-{uuid.uuid4().hex}")
@@ -174,7 +174,7 @@ class ResultSet:
             os.rmdir(probe)
         except OSError as exc:
             raise BoilerscopeError(
-                f"cannot write to {self.out} ({_reason(exc)}); pick another --out folder") from None
+                f"cannot write to {self.out} ({_reason(exc)}); pick another {{out}} folder", "out") from None
 
     def prepare(self, frames: dict, summary_name: str, summary: dict) -> None:
         """Write the Parquet frames and the JSON summary into the new folder."""
@@ -201,7 +201,7 @@ class ResultSet:
             self.discard()
             if isinstance(exc, Exception) and not isinstance(exc, BoilerscopeError):
                 raise BoilerscopeError(f"cannot write results to {self.out} ({_reason(exc)}); "
-                                       "free some space or pick another --out") from None
+                                       "free some space or pick another {out}", "out") from None
             raise
 
     def publish(self) -> None:
@@ -220,7 +220,7 @@ class ResultSet:
         except OSError as exc:
             self.discard()
             raise BoilerscopeError(f"cannot write results to {self.out} ({_reason(exc)}); "
-                                   "pick another --out") from None
+                                   "pick another {out}", "out") from None
         self.new = None
 
     @contextlib.contextmanager

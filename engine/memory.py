@@ -43,19 +43,23 @@ _UNITS = {"": 1, "B": 1,
           "KIB": 2**10, "MIB": 2**20, "GIB": 2**30, "TIB": 2**40}
 
 
-def parse_size(text, what: str = "--memory") -> int:
+def parse_size(text, what: str | None = None) -> int:
     """Bytes of a size such as ``8GB``, ``512MB``, ``1.5GiB`` or ``1000000``
-    (KB, MB, GB, TB are powers of 1000; KiB, MiB, GiB, TiB of 1024)."""
+    (KB, MB, GB, TB are powers of 1000; KiB, MiB, GiB, TiB of 1024).
+    ``what`` names where the size came from in an error (default: the
+    ``memory`` parameter)."""
+    params = () if what else ("memory",)
+    what = what or "{memory}"
     if isinstance(text, int) and not isinstance(text, bool):
         value = text
     else:
         m = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]*)?)\s*([A-Za-z]*)\s*", str(text))
         unit = m.group(2).upper() if m else None
         if m is None or unit not in _UNITS:
-            raise BoilerscopeError(f"{what} must be a size such as 8GB, 512MB or 2GiB (got '{text}')")
+            raise BoilerscopeError(f"{what} must be a size such as 8GB, 512MB or 2GiB (got '{text}')", *params)
         value = int(float(m.group(1)) * _UNITS[unit])
     if value < 1:
-        raise BoilerscopeError(f"{what} must be at least 1 byte (got '{text}')")
+        raise BoilerscopeError(f"{what} must be at least 1 byte (got '{text}')", *params)
     return value
 
 

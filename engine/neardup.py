@@ -79,11 +79,11 @@ class DedupConfig:
     bottom-64 sketches, t = 32.
     """
 
-    description: str = "shingles"
-    scheme: str = "bottom"
-    w: int = 3
-    n: int = 64
-    t: int = 32
+    method: str = "shingles"
+    sketch: str = "bottom"
+    shingle: int = 3
+    sketch_size: int = 64
+    threshold: int = 32
     idf_low: float = 0.0005
     idf_high: float = 0.05
     max_postings: int = 2000
@@ -92,16 +92,17 @@ class DedupConfig:
     seed: int = 1
 
     def check(self) -> None:
-        if self.description not in DESCRIPTIONS:
-            raise BoilerscopeError(f"--method must be one of {', '.join(DESCRIPTIONS)}")
-        if self.scheme not in SCHEMES:
-            raise BoilerscopeError(f"--sketch must be one of {', '.join(SCHEMES)}")
-        if not 1 <= self.n <= 256:
-            raise BoilerscopeError("--sketch-size must be between 1 and 256")
-        if not 1 <= self.t <= self.n:
-            raise BoilerscopeError(f"--threshold must be between 1 and the sketch size ({self.n})")
-        if self.w < 1:
-            raise BoilerscopeError("--shingle must be at least 1")
+        if self.method not in DESCRIPTIONS:
+            raise BoilerscopeError(f"{{method}} must be one of {', '.join(DESCRIPTIONS)}", "method")
+        if self.sketch not in SCHEMES:
+            raise BoilerscopeError(f"{{sketch}} must be one of {', '.join(SCHEMES)}", "sketch")
+        if not 1 <= self.sketch_size <= 256:
+            raise BoilerscopeError("{sketch_size} must be between 1 and 256", "sketch_size")
+        if not 1 <= self.threshold <= self.sketch_size:
+            raise BoilerscopeError(f"{{threshold}} must be between 1 and {{sketch_size}} ({self.sketch_size})",
+                                   "threshold", "sketch_size")
+        if self.shingle < 1:
+            raise BoilerscopeError("{shingle} must be at least 1", "shingle")
 
 
 def exact_groups(tokens, doc_offsets) -> list[np.ndarray]:
@@ -148,8 +149,8 @@ def sketches(tokens, doc_offsets, cfg: DedupConfig, keys: np.ndarray | None = No
     token ids to their text keys (default: the ids themselves)."""
     tokens = np.ascontiguousarray(tokens, dtype=np.int32)
     doc_offsets = np.ascontiguousarray(doc_offsets, dtype=np.int64)
-    w = cfg.w
-    if cfg.description == "lexical":
+    w = cfg.shingle
+    if cfg.method == "lexical":
         n_docs = doc_offsets.shape[0] - 1
         vocab = int(tokens.max()) + 1 if tokens.shape[0] else 1
         from .kernels.bloomspan import word_df
@@ -160,8 +161,8 @@ def sketches(tokens, doc_offsets, cfg: DedupConfig, keys: np.ndarray | None = No
         tokens, doc_offsets = K.filter_tokens(tokens, doc_offsets, keep)
         w = 1  # a set of dictionary words
     stream = keys[tokens] if keys is not None else tokens.astype(np.uint64)
-    fn = K.sketch_bottom if cfg.scheme == "bottom" else K.sketch_minhash
-    return fn(np.ascontiguousarray(stream), doc_offsets, w, cfg.n, cfg.seed)
+    fn = K.sketch_bottom if cfg.sketch == "bottom" else K.sketch_minhash
+    return fn(np.ascontiguousarray(stream), doc_offsets, w, cfg.sketch_size, cfg.seed)
 
 
 def similar_pairs(sk: np.ndarray, t: int, max_postings: int):
@@ -310,7 +311,7 @@ def detect(tokens, doc_offsets, doc_ids, cfg: DedupConfig | None = None, *, keep
     sel_tok = np.concatenate([t2[o2[r]:o2[r + 1]] for r in reps]) if reps.shape[0] else np.zeros(0, np.int32)
     sk = sketches(sel_tok, sel_off, cfg, token_keys(vocab) if vocab is not None else None)
     report("sketches", 0.5)
-    a, b, common, skipped = similar_pairs(sk, cfg.t, cfg.max_postings)
+    a, b, common, skipped = similar_pairs(sk, cfg.threshold, cfg.max_postings)
     report("pairs", 0.7)
 
     # clusters among representatives, then expanded to their exact copies
@@ -341,7 +342,7 @@ def detect(tokens, doc_offsets, doc_ids, cfg: DedupConfig | None = None, *, keep
     for c, m in big.items():
         for i in m:
             elems[i] = {int(e) for e in sk[i] if e != K.EMPTY}
-        sets, nc, hit = closed_sets(m, elems, cfg.t, cfg.fci_budget)
+        sets, nc, hit = closed_sets(m, elems, cfg.threshold, cfg.fci_budget)
         n_closed += nc
         budget_hit += int(hit)
         for s in sets:
@@ -369,7 +370,7 @@ def detect(tokens, doc_offsets, doc_ids, cfg: DedupConfig | None = None, *, keep
     lo, hi = np.minimum(da, db), np.maximum(da, db)
     pairs = pl.DataFrame({"doc_a": lo.astype(np.int64), "doc_b": hi.astype(np.int64),
                           "common": common.astype(np.int64),
-                          "jaccard": (common / cfg.n).astype(np.float64)}).sort(["doc_a", "doc_b"])
+                          "jaccard": (common / cfg.sketch_size).astype(np.float64)}).sort(["doc_a", "doc_b"])
     counts = clusters.group_by("definition").agg(pl.col("cluster_id").n_unique().alias("n"))
     summary = {
         "config": asdict(cfg), "documents": n_docs, "exact_groups": len(groups),

@@ -1,7 +1,7 @@
 """BloomSpan out of core: the same steps over chunks of documents.
 
 When a snapshot does not fit the run's memory budget (:mod:`engine.memory`),
-:func:`engine.bloomspan.mine_tokens` runs the steps of the BloomSpan
+:func:`engine.planner.mine_tokens` runs the steps of the BloomSpan
 pipeline (see :mod:`engine.bloomspan` for the steps and their proofs) with
 memory bounded by the budget instead of by the corpus:
 
@@ -63,9 +63,11 @@ import logging
 
 import numpy as np
 
+from . import steps as S
+from .config import KERNEL_LOCK
 from .kernels import bloomspan as K
 from .memory import Pager, Plan
-from .result import pos_dtype
+from .result import MiningResult, pos_dtype
 
 log = logging.getLogger(__name__)
 
@@ -115,13 +117,28 @@ class _Chunks:
             self.pager.release()
 
 
-def mine_out_of_core(tokens, doc_offsets, vocab_size: int, sigma: int, min_len: int, workers: int,
-                     fbytes: int, plan: Plan, stats: dict, stage, report, n_chunks=None,
-                     buffer_start=None) -> list[tuple]:
+def mine_out_of_core(tokens, doc_offsets, vocab_size: int, sigma: int, min_len: int, *, workers: int,
+                     filter_bytes: int, plan: Plan, progress=None, chunks: int | None = None,
+                     buffer_start: int | None = None) -> MiningResult:
+    """Steps 1-9 within ``plan`` (inputs checked and planned by
+    :mod:`engine.planner`); same arguments and answer as
+    :func:`engine.bloomspan.mine_bloomspan`."""
+    stats: dict = {"workers": workers, "filter_bytes": filter_bytes}
+    stage = S.Stages()
+    report = progress or (lambda name, frac: None)
+    with KERNEL_LOCK:
+        outputs = _steps(tokens, doc_offsets, vocab_size, sigma, min_len, workers, filter_bytes, plan, stats,
+                         stage, report, chunks, buffer_start)
+        with stage("coverage"):
+            merged, covered, kept = S.coverage(outputs, tokens.shape[0], doc_offsets)
+    return S.to_result(merged, covered, kept, stats, stage)
+
+
+def _steps(tokens, doc_offsets, vocab_size: int, sigma: int, min_len: int, workers: int,
+           fbytes: int, plan: Plan, stats: dict, stage, report, n_chunks=None,
+           buffer_start=None) -> list[tuple]:
     """Steps 1-8 within ``plan``; returns the growth outputs (one tuple per
     growth chunk, every group's in turn) for step 9."""
-    from .bloomspan import _grow, _seeds, _split_docs, run_parallel
-
     pager = Pager(tokens)
     chunks = _Chunks(tokens, doc_offsets, plan.chunk_tokens, pager)
     stats["memory"] = {**plan.as_dict(), "chunks": len(chunks.ranges), "mapped": pager.mapped}
@@ -131,12 +148,12 @@ def mine_out_of_core(tokens, doc_offsets, vocab_size: int, sigma: int, min_len: 
     with stage("word_filter"):
         wdf = [np.zeros(vocab_size, np.int64) for _ in range(n_workers)]
         for _, _, tok, offs in chunks:
-            parts = _split_docs(offs, n_workers)
+            parts = S.split_docs(offs, n_workers)
 
             def word_df(ir, tok=tok, offs=offs):
                 i, (p0, p1) = ir
                 wdf[i] += K.word_df(tok[offs[p0]:offs[p1]], offs[p0:p1 + 1] - offs[p0], vocab_size)
-            run_parallel(word_df, list(enumerate(parts)))
+            S.run_parallel(word_df, list(enumerate(parts)))
         frequent_word = (np.sum(wdf, axis=0) >= sigma).astype(np.uint8)
         del wdf
     stats["words"] = int(vocab_size)
@@ -146,9 +163,9 @@ def mine_out_of_core(tokens, doc_offsets, vocab_size: int, sigma: int, min_len: 
     with stage("counting_filter"):
         counters = [np.zeros(fbytes, np.uint8) for _ in range(n_workers)]
         for _, _, tok, offs in chunks:
-            run_parallel(lambda ir, tok=tok, offs=offs: K.bloom_count(
+            S.run_parallel(lambda ir, tok=tok, offs=offs: K.bloom_count(
                 tok, offs, ir[1][0], ir[1][1], frequent_word, counters[ir[0]]),
-                list(enumerate(_split_docs(offs, n_workers))))
+                list(enumerate(S.split_docs(offs, n_workers))))
         for c in counters[1:]:
             K.merge_counters(counters[0], c)
         bigram = counters[0]
@@ -166,15 +183,15 @@ def mine_out_of_core(tokens, doc_offsets, vocab_size: int, sigma: int, min_len: 
     after_bigrams = 0
     with stage("mark_runs"):
         for _, _, tok, offs in chunks:
-            parts = list(enumerate(_split_docs(offs, n_workers)))
-            after_bigrams += sum(run_parallel(lambda ir, tok=tok, offs=offs: K.mark_runs(
+            parts = list(enumerate(S.split_docs(offs, n_workers)))
+            after_bigrams += sum(S.run_parallel(lambda ir, tok=tok, offs=offs: K.mark_runs(
                 tok, offs, ir[1][0], ir[1][1], frequent_word, bigram, threshold, min_len, keep), parts))
             if min_len > 2:
                 with stage("lgram_filter"):
                     if lgram is None:
                         lcounters = [np.zeros(fbytes, np.uint8) for _ in range(n_workers)]
                     lgram = lcounters
-                    run_parallel(lambda ir, tok=tok, offs=offs: K.lgram_filter(
+                    S.run_parallel(lambda ir, tok=tok, offs=offs: K.lgram_filter(
                         tok, offs, ir[1][0], ir[1][1], keep, min_len, lcounters[ir[0]], threshold,
                         np.zeros(1, np.int64), True), parts)
             flags.append(np.packbits(keep[:tok.shape[0]]))
@@ -189,13 +206,13 @@ def mine_out_of_core(tokens, doc_offsets, vocab_size: int, sigma: int, min_len: 
         first_count = [np.zeros(vocab_size, np.int64) for _ in range(n_workers)]
         total = 0
         for ci, (_, _, tok, offs) in enumerate(chunks):
-            parts = list(enumerate(_split_docs(offs, n_workers)))
+            parts = list(enumerate(S.split_docs(offs, n_workers)))
             load(flags[ci], tok.shape[0])
             if lgram is None:
-                total += sum(run_parallel(lambda ir, tok=tok, offs=offs: K.count_first(
+                total += sum(S.run_parallel(lambda ir, tok=tok, offs=offs: K.count_first(
                     tok, offs, ir[1][0], ir[1][1], keep, first_count[ir[0]]), parts))
             else:
-                total += sum(run_parallel(lambda ir, tok=tok, offs=offs: K.lgram_filter(
+                total += sum(S.run_parallel(lambda ir, tok=tok, offs=offs: K.lgram_filter(
                     tok, offs, ir[1][0], ir[1][1], keep, min_len, lgram, threshold, first_count[ir[0]], False),
                     parts))
                 flags[ci] = np.packbits(keep[:tok.shape[0]])
@@ -224,26 +241,26 @@ def mine_out_of_core(tokens, doc_offsets, vocab_size: int, sigma: int, min_len: 
             prv = np.empty(size, np.int32)
             acc = first_start[:-1] - first_start[a_lo]
             for ci, (d0, o0, tok, offs) in enumerate(chunks):
-                parts = list(enumerate(_split_docs(offs, n_workers)))
+                parts = list(enumerate(S.split_docs(offs, n_workers)))
                 load(flags[ci], tok.shape[0])
                 counts = [np.zeros(vocab_size, np.int64) for _ in parts]
-                run_parallel(lambda ir, tok=tok, offs=offs, counts=counts: K.count_first(
+                S.run_parallel(lambda ir, tok=tok, offs=offs, counts=counts: K.count_first(
                     tok, offs, ir[1][0], ir[1][1], keep, counts[ir[0]]), parts)
                 fills = []
                 for c in counts:
                     fills.append(acc.copy())
                     acc += c
-                run_parallel(lambda ir, tok=tok, offs=offs, d0=d0, o0=o0: K.bucket_by_first(
+                S.run_parallel(lambda ir, tok=tok, offs=offs, d0=d0, o0=o0: K.bucket_by_first(
                     tok, offs, ir[1][0], ir[1][1], keep, fills[ir[0]], pos, doc, nxt, prv,
                     a_lo, a_hi, o0, d0), parts)
         with stage("seeds"):
-            seeds, order = _seeds((pos, doc, nxt, prv, first_start - first_start[a_lo]), sigma, vocab_size,
+            seeds, order = S.seeds((pos, doc, nxt, prv, first_start - first_start[a_lo]), sigma, vocab_size,
                                   n_workers, stats, (a_lo, a_hi))
             del nxt, prv
         with stage("grow"):
             def grow_report(name, frac, gi=gi):
                 report(name, (gi + frac) / len(groups))
-            outputs += _grow(tokens, doc_offsets, seeds, order, sigma, min_len, vocab_size, n_workers,
+            outputs += S.grow(tokens, doc_offsets, seeds, order, sigma, min_len, vocab_size, n_workers,
                              grow_report, n_chunks, buffer_start,
                              after_chunk=lambda: pager.release_above(plan.release_at))
         del seeds, pos, doc

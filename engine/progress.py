@@ -1,43 +1,28 @@
-"""Progress bars on stderr (tqdm) for the command line; no-ops when disabled."""
+"""Progress: one protocol for every long operation.
+
+A ``progress`` argument is a callable ``progress(stage, fraction)`` (the
+stage's name and how much of it is done, 0 to 1) or None.  The engine calls
+it from the Python loops around its kernels; the command line turns it into
+a bar on stderr (:class:`engine.cli.StderrBars`), the dashboard into
+``st.progress`` inside ``st.status``.
+"""
 from __future__ import annotations
 
-import sys
+from typing import Callable, Optional
 
-from tqdm import tqdm
+#: The type of every ``progress`` argument.
+ProgressFn = Optional[Callable[[str, float], None]]
 
 
-class Progress:
-    """A stage-aware progress bar.
+def byte_progress(progress: ProgressFn, stage: str, total: int):
+    """A byte counter (``advance(n)`` after each ``n`` bytes read) that
+    reports ``progress(stage, bytes read / total)``; None without progress."""
+    if progress is None:
+        return None
+    done = 0
 
-    ``advance_bytes(n)`` advances a byte counter (ingestion); ``stage(name,
-    fraction)`` shows a named stage and the fraction done (mining).
-    """
-
-    def __init__(self, desc: str, total=None, enabled: bool = True):
-        self.enabled = enabled
-        self.desc = desc
-        self.bar = None
-        self.total = total
-
-    def __enter__(self):
-        if self.enabled:
-            self.bar = tqdm(total=self.total, desc=self.desc, file=sys.stderr,
-                            unit="B" if self.total is None else "", unit_scale=True,
-                            leave=False, dynamic_ncols=True, mininterval=0.5,
-                            delay=1.0)
-        return self
-
-    def __exit__(self, *exc):
-        if self.bar is not None:
-            self.bar.close()
-
-    def advance_bytes(self, n: int) -> None:
-        if self.bar is not None:
-            self.bar.update(n)
-
-    def stage(self, name: str, fraction: float) -> None:
-        if self.bar is not None:
-            self.bar.set_description(f"{self.desc}: {name}", refresh=False)
-            target = round(min(max(fraction, 0.0), 1.0), 3)
-            if target > self.bar.n:
-                self.bar.update(target - self.bar.n)
+    def advance(n: int) -> None:
+        nonlocal done
+        done += n
+        progress(stage, min(done / total, 1.0) if total else 0.0)
+    return advance

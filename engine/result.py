@@ -1,8 +1,10 @@
 """The result contract both miners share: their input check and their output.
 
-:func:`engine.bloomspan.mine_tokens` (BloomSpan), :func:`engine.fhk.mine_tokens_fhk`
-(the suffix-array baseline) and :func:`engine.sigma1.mine_sigma1` (the
-sigma-1 rule) all take the same validated input and return a
+:func:`engine.bloomspan.mine_bloomspan` (BloomSpan in memory),
+:func:`engine.outofcore.mine_out_of_core` (within a memory budget),
+:func:`engine.fhk.mine_fhk` (the suffix-array baseline) and
+:func:`engine.sigma1.mine_sigma1` (the sigma-1 rule), dispatched by
+:func:`engine.planner.mine_tokens`, all take the same validated input and return a
 :class:`MiningResult`; the tests check that they give equal answers.
 """
 from __future__ import annotations
@@ -10,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+
+from .constants import MAX_TOKENS_32
 
 
 #: The per-node, per-occurrence and per-range arrays of a result, in the order
@@ -27,9 +31,7 @@ OUTPUT_FIELDS = (
 #: below this many tokens and int64 from it, which costs 4 more bytes per
 #: survivor and lets a BloomSpan run hold more than 2^31 - 2 tokens.  Tests
 #: lower it to run the int64 path on small corpora.
-WIDE_POSITIONS_FROM = 2**31 - 1
-#: The most tokens of one run of the suffix-array baseline (int32 suffixes).
-MAX_TOKENS_32 = 2**31 - 2
+WIDE_POSITIONS_FROM = MAX_TOKENS_32 + 1
 #: The output fields that hold token positions.
 POSITION_FIELDS = ("occ_pos", "rng_pos")
 

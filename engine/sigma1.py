@@ -44,6 +44,7 @@ import time
 import numpy as np
 
 from .config import KERNEL_LOCK
+from .fhk import lcp_intervals
 from .kernels import coverage as C
 from .result import MiningResult, canonical, pos_dtype
 
@@ -51,8 +52,6 @@ from .result import MiningResult, canonical, pos_dtype
 def mine_sigma1(tokens: np.ndarray, doc_offsets: np.ndarray, vocab_size: int, min_len: int,
                 progress=None) -> MiningResult:
     """The sigma-1 answer (see the module docstring); inputs already checked."""
-    from .fhk import lcp_intervals
-
     report = progress or (lambda stage, frac: None)
     n_docs = int(doc_offsets.shape[0] - 1)
     lengths = np.diff(doc_offsets)

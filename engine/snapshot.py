@@ -24,12 +24,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .errors import BoilerscopeError
+from .constants import SHARD_SUFFIXES, SNAPSHOT_SUFFIXES
+from .errors import BoilerscopeError, first_line
 from .kernels import bloomspan as KB
-from .tokenize import Tokenized, tokenize_arrow, tokenize_token_lists
+from .tokenizer import Tokenized, tokenize_arrow, tokenize_token_lists
 
 
-SNAPSHOT_SUFFIXES = (".parquet", ".jsonl", ".csv")
 
 
 @dataclass
@@ -41,11 +41,6 @@ class Snapshot:
     snapshot_id: str
     source: str
     vocab_df: np.ndarray | None = None
-
-
-def _first_line(exc: BaseException) -> str:
-    msg = str(exc).strip().splitlines()
-    return msg[0] if msg else type(exc).__name__
 
 
 def read_table(path: str) -> pa.Table:
@@ -67,7 +62,7 @@ def read_table(path: str) -> pa.Table:
         raise _unreadable(path, exc) from None
 
 
-def _host(url: str | None) -> str | None:
+def url_host(url: str | None) -> str | None:
     """The URL's host (lowercase, no port or user), None if it has none.
 
     Only the part before the first ``/`` after the first ``//`` can hold
@@ -79,6 +74,12 @@ def _host(url: str | None) -> str | None:
     u = url if "//" in url else "//" + url
     cut = u.find("/", u.find("//") + 2)
     return _prefix_host(u if cut < 0 else u[:cut])
+
+
+def sites_of(sites: list, urls: list) -> list[str]:
+    """Each document's site: its own ``site`` when given, else its URL's host,
+    else ``"unknown"`` (the rule of every reader, local or Spark)."""
+    return [s if s else (url_host(u) or "unknown") for s, u in zip(sites, urls)]
 
 
 @functools.lru_cache(maxsize=1 << 16)
@@ -337,7 +338,7 @@ class SnapshotReader:
         url_list = urls.to_pylist() if urls is not None else [None] * n
         sites = _string_column(table, "site", path)
         site_list = sites.to_pylist() if sites is not None else [None] * n
-        site_list = [s if s else (_host(u) or "unknown") for s, u in zip(site_list, url_list)]
+        site_list = sites_of(site_list, url_list)
         self._sites.update(site_list)
         out = pa.table({
             "doc_id": pa.array(doc_id, pa.int64()),
@@ -431,13 +432,12 @@ def _pieces(table: pa.Table, rows: int | None):
 def _unreadable(path: str, exc: BaseException) -> BoilerscopeError:
     low = path.lower()
     kind = {".parquet": "Parquet", ".jsonl": "JSONL", ".csv": "CSV"}.get(os.path.splitext(low)[1], "snapshot")
-    detail = _first_line(exc)
+    detail = first_line(exc)
     if "utf8" in detail.lower() or "utf-8" in detail.lower():
         return BoilerscopeError(f"{path} is not valid UTF-8 ({detail}); re-encode it as UTF-8")
     return BoilerscopeError(f"{path} is not a readable {kind} file ({detail}); check the file or export it again")
 
 
-SHARD_SUFFIXES = (".parquet", ".jsonl")
 
 
 def resolve_source(source: str) -> list[str]:

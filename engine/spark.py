@@ -18,7 +18,7 @@ Method (the decomposition suggested in issue 8; each step's exactness below)
    of the shards before it in name order (read from the Parquet footers).
    A doc_id found twice is refused.
 2. *Count* (map, then a hash-partitioned shuffle): each Arrow batch is
-   tokenized (:func:`engine.tokenize.tokenize_arrow`), each token is given a
+   tokenized (:func:`engine.tokenizer.tokenize_arrow`), each token is given a
    64-bit hash of its text, and every L-token window of a document a
    polynomial hash of those.  Distinct (window hash, document) pairs are
    counted per hash inside the batch (the map-side combine: a document is
@@ -34,7 +34,7 @@ Method (the decomposition suggested in issue 8; each step's exactness below)
 4. *Exact mining over the segments* (driver): the segments of a document
    are joined into one pseudo-document, with a separator token of its own
    between two segments, and mined by the local BloomSpan kernels
-   (:func:`engine.bloomspan.mine_tokens`) with the same sigma and L.  A
+   (:func:`engine.planner.mine_tokens`) with the same sigma and L.  A
    separator occurs once, so (sigma >= 2) it is in no frequent phrase and no
    phrase crosses it; at sigma 1 every window is in F and each document is
    one segment.  The frequent phrases of length >= L, their documents and
@@ -80,9 +80,14 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from . import __version__
-from . import coverage as cov
-from .errors import BoilerscopeError
+from . import frames as F
+from .constants import VERSION
+from .errors import BoilerscopeError, first_line
+from .files import write_result_set
+from .params import check_min_len, parse_sigma
+from .planner import mine_tokens
+from .runner import publish_run
+from .summary import RunSummary
 
 log = logging.getLogger(__name__)
 
@@ -115,18 +120,18 @@ def window_hashes(th: np.ndarray, doc_offsets: np.ndarray, L: int) -> tuple[np.n
 
 def _normalize(batch: pa.RecordBatch) -> tuple[pa.Array, pa.Array, list, list]:
     """doc_id, text (nulls empty), site and url lists of one batch, as engine.snapshot."""
-    from .snapshot import _host
+    from .snapshot import sites_of
     names = batch.schema.names
     text = batch.column(names.index("text")).cast(pa.large_string())
     text = pc.fill_null(text, "") if text.null_count else text
     urls = batch.column(names.index("url")).to_pylist() if "url" in names else [None] * batch.num_rows
     sites = batch.column(names.index("site")).to_pylist() if "site" in names else [None] * batch.num_rows
-    sites = [s if s else (_host(u) or "unknown") for s, u in zip(sites, urls)]
+    sites = sites_of(sites, urls)
     return batch.column(names.index("doc_id")).cast(pa.int64()), text, sites, urls
 
 
 def _tokenize(text):
-    from .tokenize import tokenize_arrow
+    from .tokenizer import tokenize_arrow
     return tokenize_arrow(text, workers=1)
 
 
@@ -182,13 +187,16 @@ def segments(batches, L: int, frequent):
             names=["doc_id", "site", "url", "n_tokens", "segments", "starts"])
 
 
-def session(master: str | None = DEFAULT_MASTER):
-    """A SparkSession (local mode by default; ``None``: the master spark-submit
-    gives); in local mode the workers run this Python."""
+def session(master: str | None = None):
+    """A SparkSession on ``master``; ``None``: the master spark-submit gave
+    (a driver started by spark-submit has its gateway in the environment),
+    else local mode on every core.  In local mode the workers run this Python."""
     try:
         from pyspark.sql import SparkSession
     except ImportError:
-        raise BoilerscopeError("--engine spark needs pyspark: run 'make install-spark'") from None
+        raise BoilerscopeError("the Spark engine needs pyspark: run 'make install-spark'") from None
+    if master is None and "PYSPARK_GATEWAY_PORT" not in os.environ:
+        master = DEFAULT_MASTER
     if master is not None:
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
@@ -210,8 +218,8 @@ def session(master: str | None = DEFAULT_MASTER):
                  .config("spark.sql.execution.arrow.pyspark.enabled", "true")
                  .getOrCreate())
     except Exception as exc:  # the JVM did not start: Java missing, bad master
-        raise BoilerscopeError(f"Spark did not start ({_first_line(exc)}); check Java 17 "
-                               f"('make install-spark') and --master; Spark's log: {log_path}") from None
+        raise BoilerscopeError(f"Spark did not start ({first_line(exc)}); check Java 17 "
+                               f"('make install-spark') and {{master}}; Spark's log: {log_path}", "master") from None
     finally:
         sys.stderr.flush()
         os.dup2(saved, 2)
@@ -220,11 +228,6 @@ def session(master: str | None = DEFAULT_MASTER):
     spark.sparkContext.setLogLevel("ERROR")
     log.info("Spark's own log: %s", log_path)
     return spark
-
-
-def _first_line(exc: BaseException) -> str:
-    lines = [x for x in str(exc).strip().splitlines() if x.strip()]
-    return lines[0][:300] if lines else type(exc).__name__
 
 
 def _spark_error(exc: BaseException) -> str:
@@ -250,7 +253,7 @@ def check_shards(source: str) -> dict:
     Parquet shard's first row number in the snapshot (real path -> row)."""
     paths = _paths(source)
     if any(p.lower().endswith(".csv") for p in paths):
-        raise BoilerscopeError(f"{source}: --engine spark reads Parquet or JSONL shards, not CSV")
+        raise BoilerscopeError(f"{source}: the Spark engine reads Parquet or JSONL shards, not CSV")
     offsets: dict = {}
     if "://" in source or not paths[0].lower().endswith(".parquet"):
         return offsets
@@ -261,13 +264,13 @@ def check_shards(source: str) -> dict:
         try:
             md = pq.read_metadata(p)
         except Exception as exc:
-            raise BoilerscopeError(f"{p} is not a readable Parquet shard ({_first_line(exc)}); "
+            raise BoilerscopeError(f"{p} is not a readable Parquet shard ({first_line(exc)}); "
                                    "replace or remove it") from None
         names = sorted(md.schema.to_arrow_schema().names)
         if first is None:
             first = names
             if "text" not in names:
-                msg = ("a 'tokens' column: --engine spark reads text snapshots; mine it locally"
+                msg = ("a 'tokens' column: the Spark engine reads text snapshots; mine it locally"
                        if "tokens" in names else f"no 'text' column (columns: {', '.join(names)})")
                 raise BoilerscopeError(f"{p} has {msg}")
         elif names != first:
@@ -296,7 +299,7 @@ def read_documents(spark, source: str, offsets: dict):
     keep = [c for c in ("doc_id", "text", "url", "site") if c in cols]
     if "doc_id" not in cols:
         if not offsets:
-            raise BoilerscopeError(f"{source}: --engine spark needs a doc_id column in JSONL shards and in "
+            raise BoilerscopeError(f"{source}: the Spark engine needs a doc_id column in JSONL shards and in "
                                    "shards on a remote file system (their row numbers are not known here)")
         # Spark names each file by its URI: match them to the shards in name order
         from urllib.parse import unquote, urlsplit
@@ -314,20 +317,18 @@ def read_documents(spark, source: str, offsets: dict):
     return df.select(*[F.col(c).cast("long") if c == "doc_id" else F.col(c).cast("string") for c in keep])
 
 
-def mine_spark(source: str, sigma, min_len: int, out: str | None, master: str = DEFAULT_MASTER, spark=None,
-               progress=None, db: str | None = None, ingest_progress: bool = False) -> dict:
+def mine_spark(source: str, sigma, min_len: int, out: str | None, master: str | None = None, spark=None,
+               progress=None, db: str | None = None) -> RunSummary:
     """Mine ``source`` on Spark and return the summary.
 
     ``out``: the folder for the result files.  ``db``: a store that receives
     the run (the snapshot is ingested into it first, or found there), as a
     local run would, so that the dashboard opens it; the summary then has
     the snapshot and run ids.  At least one of the two."""
-    from .api import check_min_len, parse_sigma, phrase_frames
-    from .bloomspan import mine_tokens
-    from .files import write_result_set
     t0 = time.perf_counter()
     if out is None and db is None:
-        raise BoilerscopeError("--engine spark needs somewhere to put the results: give --out DIR or --db STORE")
+        raise BoilerscopeError("the Spark engine needs somewhere to put the results: give {out} DIR or {db} STORE",
+                               "out", "db")
     min_len = check_min_len(min_len)
     parse_sigma(sigma, 0)
     offsets = check_shards(source)
@@ -378,37 +379,33 @@ def mine_spark(source: str, sigma, min_len: int, out: str | None, master: str = 
         t = time.perf_counter()
         table = table.sort_by("doc_id")
         meta = pl.from_arrow(table.select(["doc_id", "site", "url", "n_tokens"]))
-        tokens, offsets, vocab, n_sep, within = _pseudo_documents(
+        tokens, offsets, vocab, n_sep, within = pseudo_documents(
             table.column("segments"), table.column("starts") if db is not None else None)
         res = mine_tokens(tokens, offsets, len(vocab), sigma_n, L, workers=None)
         res.stats.pop("timings", None)
         site_codes = meta["site"].cast(pl.Categorical).to_physical().to_numpy().astype(np.int64)
         n_sites = int(site_codes.max()) + 1 if site_codes.shape[0] else 0
-        allp, phrases, occ = phrase_frames(tokens, offsets, vocab, site_codes, n_sites, res)
-        documents = cov.documents_frame(meta, res.covered)
-        sites = cov.sites_frame(documents)
+        allp, phrases, occ = F.phrase_frames(tokens, offsets, vocab, site_codes, n_sites, res)
+        documents = F.documents_frame(meta, res.covered)
+        sites = F.sites_frame(documents)
         timings["mine"] = time.perf_counter() - t
         n_tokens = int(meta["n_tokens"].sum())
         covered = int(np.asarray(res.covered).sum())
-        summary = {
-            "tool": "boilerscope", "version": __version__, "engine": "spark", "master": spark.sparkContext.master,
-            "snapshot_id": None, "run_id": None, "sigma": sigma_n, "sigma_given": str(sigma), "min_len": L,
-            "algo": "bloomspan", "algo_used": "bloomspan", "documents": n_docs, "tokens": n_tokens,
-            "covered_tokens": covered, "coverage": covered / n_tokens if n_tokens else 0.0,
-            "phrases": int(phrases.height),
-            "spark": {"frequent_window_hashes": int(freq.shape[0]),
-                      "segment_tokens": int(tokens.shape[0]) - n_sep,
-                      "partitions": docs.rdd.getNumPartitions()},
-        }
+        summary = RunSummary(
+            version=VERSION, engine="spark", master=spark.sparkContext.master, snapshot_id=None,
+            sigma=sigma_n, sigma_given=str(sigma), min_len=L, algo="bloomspan", algo_used="bloomspan",
+            documents=n_docs, tokens=n_tokens, covered_tokens=covered, phrases=int(phrases.height),
+            spark={"frequent_window_hashes": int(freq.shape[0]), "segment_tokens": int(tokens.shape[0]) - n_sep,
+                   "partitions": docs.rdd.getNumPartitions()})
         files = {"phrases.parquet": phrases, "documents.parquet": documents, "sites.parquet": sites}
         if db is None:
-            summary["seconds"] = {k: round(v, 4) for k, v in timings.items()}
-            summary["seconds"]["total"] = round(time.perf_counter() - t0, 4)
-            write_result_set(out, files, "summary.json", summary)
+            summary.seconds = {k: round(v, 4) for k, v in timings.items()}
+            summary.seconds["total"] = round(time.perf_counter() - t0, 4)
+            write_result_set(out, files, "summary.json", summary.to_dict())
         else:
             stage("store", 0.8)
             store_run(db, source, meta, offsets, within, res, allp, occ, summary, files, out, timings, t0,
-                      progress=ingest_progress)
+                      progress=progress)
         stage("done", 1.0)
         return summary
     finally:
@@ -417,8 +414,8 @@ def mine_spark(source: str, sigma, min_len: int, out: str | None, master: str = 
 
 
 def store_run(db: str, source: str, meta: pl.DataFrame, offsets, within, res, allp: pl.DataFrame,
-              occ: pl.DataFrame, summary: dict, files: dict, out: str | None, timings: dict, t0: float,
-              progress: bool = False) -> int:
+              occ: pl.DataFrame, summary: RunSummary, files: dict, out: str | None, timings: dict, t0: float,
+              progress=None) -> int:
     """Put a Spark run into the store ``db``, as the local engine's run of the
     same snapshot: the snapshot is ingested (or found: its id identifies the
     content), Spark's documents are matched to it by doc_id (the same token
@@ -427,8 +424,7 @@ def store_run(db: str, source: str, meta: pl.DataFrame, offsets, within, res, al
     occurrences, per-document coverage and covered spans then hold what a
     local run stores; the result files in ``out`` are written inside the
     run's transaction (a failure rolls both back).  Returns the run id."""
-    from .api import add_run_with_files, ingest
-    from .files import ResultSet
+    from .api import ingest
     from .store import Store
     t = time.perf_counter()
     sid, _ = ingest(source, db, progress=progress)
@@ -454,27 +450,16 @@ def store_run(db: str, source: str, meta: pl.DataFrame, offsets, within, res, al
         covered[doc_index] = np.asarray(res.covered, np.int64)
         run_docs = pl.DataFrame({"doc_index": np.arange(doc_index.shape[0], dtype=np.int32),
                                  "covered_tokens": covered})
-        spans = cov.spans_frame(store_offsets, arrays.span_start, arrays.span_end,
+        spans = F.spans_frame(store_offsets, arrays.span_start, arrays.span_end,
                                 snap_pos[np.asarray(res.rng_pos, np.int64)], res.rng_len, res.rng_node)
-        summary["snapshot_id"] = sid
+        summary.snapshot_id = sid
         timings["results"] = time.perf_counter() - t
-        t_store = time.perf_counter()
-        result_set = ResultSet(out) if out is not None else None
-
-        def finish(run_id: int) -> None:
-            summary["run_id"] = run_id
-            timings["store"] = time.perf_counter() - t_store
-            summary["seconds"] = {k: round(v, 4) for k, v in timings.items()}
-            summary["seconds"]["total"] = round(time.perf_counter() - t0, 4)
-            if result_set is not None:
-                result_set.prepare(files, "summary.json", summary)
-
-        return add_run_with_files(st, sid, summary["sigma"], summary["min_len"], "bloomspan", {
+        return publish_run(st, sid, summary.sigma, summary.min_len, "bloomspan", {
             "run_phrases": allp, "run_occurrences": occ, "run_documents": run_docs,
-            "run_spans": spans}, summary, result_set, finish)
+            "run_spans": spans}, summary, files, out, timings, t0)
 
 
-def _pseudo_documents(segs: pa.ChunkedArray, starts=None):
+def pseudo_documents(segs: pa.ChunkedArray, starts=None):
     """One pseudo-document per document: its segments' tokens, a separator
     token of its own between two segments.  Returns (tokens, doc_offsets,
     vocab, separators, within); the separators' ids come after the tokens'.
@@ -519,29 +504,3 @@ def _pseudo_documents(segs: pa.ChunkedArray, starts=None):
     doc_tokens = np.bincount(doc_of_seg, weights=seg_total, minlength=n_docs).astype(np.int64)
     offsets = np.concatenate(([0], np.cumsum(doc_tokens))).astype(np.int64)
     return tokens, offsets, vocab + [f"{_SEP}{i}" for i in range(n_sep)], n_sep, orig
-
-
-def main(argv=None) -> int:
-    """``spark-submit --py-files boilerscope.zip spark_job.py SOURCE [--out DIR] [--db STORE]
-    [--sigma S] [--min-len L]``:
-    the job on the cluster spark-submit names (client mode: ``--out`` is on
-    the driver's machine)."""
-    import argparse
-    from .api import DEFAULT_MIN_LEN, DEFAULT_SIGMA
-    ap = argparse.ArgumentParser(prog="spark_job.py")
-    ap.add_argument("source")
-    ap.add_argument("--out", default=None)
-    ap.add_argument("--db", default=None, help="a store on the driver's machine that receives the run")
-    ap.add_argument("--sigma", default=str(DEFAULT_SIGMA))
-    ap.add_argument("--min-len", default=str(DEFAULT_MIN_LEN))
-    args = ap.parse_args(argv)
-    try:
-        s = mine_spark(args.source, args.sigma, args.min_len, args.out, master=None, db=args.db)
-    except BoilerscopeError as exc:
-        print(f"boilerscope: {exc}", file=sys.stderr)
-        return 2
-    where = " and ".join(x for x in (args.out and f"results in {args.out}",
-                                      args.db and f"run {s['run_id']} in {args.db}") if x)
-    print(f"{s['phrases']} phrases, {s['covered_tokens']} of {s['tokens']} tokens covered; {where}")
-    return 0
-

@@ -34,13 +34,14 @@ import polars as pl
 import pyarrow as pa
 
 from .coverage import ranges_mask
-from .errors import BoilerscopeError
+from .constants import ALL_SNAPSHOTS
+from .errors import BoilerscopeError, first_line
 from .files import NpyAppender
 
 log = logging.getLogger(__name__)
 
 #: The decisions table (one definition: the schema and the migration use it).
-DECISIONS_COLUMNS = ("phrase VARCHAR, scope VARCHAR DEFAULT '*', decision VARCHAR, note VARCHAR,"
+DECISIONS_COLUMNS = (f"phrase VARCHAR, scope VARCHAR DEFAULT '{ALL_SNAPSHOTS}', decision VARCHAR, note VARCHAR,"
                      " updated TIMESTAMP DEFAULT now(), PRIMARY KEY (phrase, scope)")
 
 SCHEMA = """
@@ -93,11 +94,6 @@ CHECKPOINT_BYTES = 256 << 20
 TABLES = ("snapshots", "documents", "vocabulary", "runs", "run_phrases", "run_occurrences",
           "run_documents", "run_spans", "run_templates", "run_template_occurrences", "dedup_runs",
           "dedup_clusters", "dedup_pairs", "decisions", "boilerscope_meta")
-
-def _first_line(exc: BaseException) -> str:
-    lines = str(exc).strip().splitlines()
-    return lines[0] if lines else type(exc).__name__
-
 
 def _storage_failure(message: str) -> bool:
     low = message.lower()
@@ -162,11 +158,11 @@ class Store:
         self._write_lock = threading.Lock()
         folder = os.path.dirname(self.path)
         if "\x00" in path:
-            raise BoilerscopeError("the store path holds a NUL byte; give a plain file name for --db")
+            raise BoilerscopeError("the store path holds a NUL byte; give a plain file name for {db}", "db")
         if not os.path.isdir(folder):
-            raise BoilerscopeError(f"{path}: folder {folder} does not exist; create it or pick another --db")
+            raise BoilerscopeError(f"{path}: folder {folder} does not exist; create it or pick another {{db}}", "db")
         if os.path.isdir(self.path):
-            raise BoilerscopeError(f"{path} is a folder; give a .duckdb file for --db")
+            raise BoilerscopeError(f"{path} is a folder; give a .duckdb file for {{db}}", "db")
         exists = os.path.exists(self.path) and os.path.getsize(self.path) > 0
         if read_only and not exists:
             raise BoilerscopeError(f"{path}: store not found; run 'boilerscope ingest' first")
@@ -184,7 +180,7 @@ class Store:
                 self.con.execute(SCHEMA)
             except duckdb.Error as exc:
                 self.con.close()
-                raise BoilerscopeError(f"{path}: cannot set up the store ({_first_line(exc)}); "
+                raise BoilerscopeError(f"{path}: cannot set up the store ({first_line(exc)}); "
                                        "check the disk and the file's permissions") from None
             except BaseException:
                 self.con.close()
@@ -200,7 +196,8 @@ class Store:
             def write(cur):
                 cur.execute("ALTER TABLE decisions RENAME TO decisions_v0")
                 cur.execute(f"CREATE TABLE decisions({DECISIONS_COLUMNS})")
-                cur.execute("INSERT INTO decisions SELECT phrase, '*', decision, note, updated FROM decisions_v0")
+                cur.execute("INSERT INTO decisions SELECT phrase, ?, decision, note, updated FROM decisions_v0",
+                            [ALL_SNAPSHOTS])
                 cur.execute("DROP TABLE decisions_v0")
 
             self._write(write)
@@ -218,12 +215,12 @@ class Store:
             if "lock" in msg.lower():
                 raise BoilerscopeError(
                     f"{self.path} is in use by another process (the dashboard?); close it "
-                    "or use --db with another file") from None
+                    "or use {db} with another file", "db") from None
             raise BoilerscopeError(f"{self.path} cannot be opened ({msg.splitlines()[0]})") from None
         except duckdb.Error as exc:
             raise BoilerscopeError(
-                f"{self.path} is not a Boilerscope store ({_first_line(exc)}); "
-                "give another --db file") from None
+                f"{self.path} is not a Boilerscope store ({first_line(exc)}); "
+                "give another {db} file", "db") from None
 
     def _check_ours(self) -> None:
         """Refuse a DuckDB file that another program made (never write into it).
@@ -254,7 +251,7 @@ class Store:
             cur.close()
         raise BoilerscopeError(
             f"{self.path} is not a Boilerscope store (another program's database); "
-            "give another --db file")
+            "give another {db} file", "db")
 
     def _clean_leftovers(self) -> None:
         """Remove what a killed ingest left: its documents (committed chunk by
@@ -326,8 +323,8 @@ class Store:
                 if isinstance(exc, (duckdb.IOException, duckdb.FatalException, duckdb.OutOfMemoryException)) or (
                         isinstance(exc, duckdb.Error) and _storage_failure(str(exc))):
                     raise BoilerscopeError(
-                        f"cannot write to the store {self.path} ({_first_line(exc)}); nothing was "
-                        "changed: free some disk space or use another --db") from None
+                        f"cannot write to the store {self.path} ({first_line(exc)}); nothing was "
+                        "changed: free some disk space or use another {db}", "db") from None
                 raise
             finally:
                 cur.close()
@@ -344,7 +341,7 @@ class Store:
         sid = self.scalar("SELECT snapshot_id FROM snapshots ORDER BY created DESC LIMIT 1")
         if sid is None:
             raise BoilerscopeError(
-                f"{self.path} holds no snapshot yet; run 'boilerscope ingest SNAPSHOT --db {self.path}'")
+                f"{self.path} holds no snapshot yet; ingest a snapshot into it first")
         return sid
 
     def add_snapshot(self, reader) -> tuple[str, bool]:
@@ -372,7 +369,7 @@ class Store:
             os.makedirs(tmp, exist_ok=False)
         except OSError as exc:
             raise BoilerscopeError(f"cannot write the token arrays in {self.arrays_root} "
-                                   f"({exc.strerror or exc}); check its permissions or use another --db") from None
+                                   f"({exc.strerror or exc}); check its permissions or use another {{db}}", "db") from None
         dtypes = {"tokens": np.int32, "doc_offsets": np.int64, "span_start": np.int32, "span_end": np.int32}
         writers = {name: NpyAppender(os.path.join(tmp, name + ".npy"), dtypes[name]) for name in ARRAY_NAMES}
         final = None
@@ -460,7 +457,7 @@ class Store:
             if isinstance(exc, OSError):
                 raise BoilerscopeError(f"cannot write the token arrays in {self.arrays_root} "
                                        f"({exc.strerror or exc}); nothing was stored: free some disk "
-                                       "space or use another --db") from None
+                                       "space or use another {db}", "db") from None
             raise
 
     def arrays(self, snapshot_id: str) -> SnapshotArrays:
@@ -472,7 +469,7 @@ class Store:
         except (OSError, ValueError) as exc:
             raise BoilerscopeError(
                 f"the token arrays of snapshot {snapshot_id} are missing or damaged ({exc}); "
-                "ingest the snapshot again into a new --db") from None
+                "ingest the snapshot again into a new {db}", "db") from None
 
     def vocabulary(self, snapshot_id: str) -> list[str]:
         return self.query("SELECT token FROM vocabulary WHERE snapshot_id = ? ORDER BY token_id",
@@ -604,7 +601,7 @@ class Store:
                           " WHERE snapshot_id = ? ORDER BY dedup_id", [snapshot_id])
 
     # -- decisions -----------------------------------------------------------
-    def set_decision(self, phrase: str, decision: str | None, note: str = "", scope: str = "*") -> None:
+    def set_decision(self, phrase: str, decision: str | None, note: str = "", scope: str = ALL_SNAPSHOTS) -> None:
         """Decide a phrase for every snapshot (``scope='*'``) or for one
         snapshot id; ``decision=None`` clears it there."""
         if decision is not None and decision not in DECISIONS:
@@ -624,6 +621,6 @@ class Store:
         if snapshot_id is None:
             return self.query("SELECT phrase, decision, note, updated, scope FROM decisions ORDER BY phrase, scope")
         return self.query(
-            "SELECT phrase, decision, note, updated, scope FROM decisions WHERE scope IN ('*', ?)"
-            " QUALIFY row_number() OVER (PARTITION BY phrase ORDER BY scope = '*') = 1 ORDER BY phrase",
-            [snapshot_id])
+            "SELECT phrase, decision, note, updated, scope FROM decisions WHERE scope IN (?, ?)"
+            " QUALIFY row_number() OVER (PARTITION BY phrase ORDER BY scope = ?) = 1 ORDER BY phrase",
+            [ALL_SNAPSHOTS, snapshot_id, ALL_SNAPSHOTS])

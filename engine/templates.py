@@ -126,7 +126,6 @@ saves the search for fillers at every check.
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import threading
 import time
@@ -135,35 +134,22 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .bloomspan import _split_docs, filter_bytes_for, run_parallel
 from .config import default_workers
-from .coverage import covered_runs, distinct_per_group
-from .errors import BoilerscopeError
+from .constants import DEFAULT_MAX_SLOT, DEFAULT_MAX_SLOTS, MAX_TOKENS_32
+from .params import check_max_slot
 from .kernels import bloomspan as BK
 from .kernels import templates as KT
+from .kernels.templates import SLOT
+from .steps import filter_bytes_for, run_parallel, split_docs
 
 log = logging.getLogger(__name__)
 
-SLOT = -1  #: a slot in a pattern array
 COHESION = 4  #: a template's df is at least 1/COHESION of its anchor's df
-MAX_SLOT_RANGE = (1, 16)
-DEFAULT_MAX_SLOTS = 4  #: the most slots a template has
 DEFAULT_MAX_WORK = 100_000_000  #: work bound per seed (see mine_templates)
 SEED_BATCH = 32  #: seeds per task of a worker thread
-MAX_POSITIONS_32 = 2**31 - 2  #: up to this many tokens the growth keeps positions in int32
 
 
 FILLERS_STORED = 20  #: fillers kept per slot in the store (the most frequent)
-
-
-@dataclass
-class TemplateFrames:
-    templates: object
-    occurrences: object
-    spans: object
-    covered_per_doc: np.ndarray
-    store_templates: object
-    store_occurrences: object
 
 
 @dataclass
@@ -197,17 +183,9 @@ def anchor_length(min_len: int) -> int:
     return max(2, -(-int(min_len) // 2))
 
 
-def check_max_slot(max_slot) -> int:
-    try:
-        w = int(max_slot)
-    except (TypeError, ValueError):
-        raise BoilerscopeError(f"--max-slot {max_slot!r} is not a whole number; give 1 to 16") from None
-    if not MAX_SLOT_RANGE[0] <= w <= MAX_SLOT_RANGE[1]:
-        raise BoilerscopeError(f"--max-slot {w} is out of range; give 1 to 16 tokens per slot")
-    return w
 
 
-class _Corpus:
+class Corpus:
     """The token ids as given (int32 or int64), each position's document
     (int32) and the document offsets: what the kernels read."""
 
@@ -227,7 +205,7 @@ class _Corpus:
         return 1 + int(np.count_nonzero(d[1:] != d[:-1]))
 
 
-def _seeds(c: _Corpus, a: int, sigma: int, workers: int = 1):
+def _seeds(c: Corpus, a: int, sigma: int, workers: int = 1):
     """Position arrays (sorted) of every distinct a-gram with df >= sigma, in
     the order of their hashes.
 
@@ -243,7 +221,7 @@ def _seeds(c: _Corpus, a: int, sigma: int, workers: int = 1):
     n = c.tokens.shape[0]
     if n == 0:
         return
-    parts = _split_docs(c.doc_offsets, workers)
+    parts = split_docs(c.doc_offsets, workers)
     keep = np.ones(n, np.uint8)
     size = filter_bytes_for(n)
     counters = [np.zeros(size, np.uint8) for _ in parts]
@@ -290,7 +268,7 @@ def _seeds(c: _Corpus, a: int, sigma: int, workers: int = 1):
                     yield q
 
 
-def mine_templates(tokens, doc_offsets, sigma: int, min_len: int, max_slot: int = 4,
+def mine_templates(tokens, doc_offsets, sigma: int, min_len: int, max_slot: int = DEFAULT_MAX_SLOT,
                    max_slots: int = DEFAULT_MAX_SLOTS, max_work: int = DEFAULT_MAX_WORK,
                    stats: dict | None = None, progress=None, workers: int | None = None) -> list[Template]:
     """All maximal frequent templates (see the module docstring), in a
@@ -316,7 +294,8 @@ def mine_templates(tokens, doc_offsets, sigma: int, min_len: int, max_slot: int 
         templates of that anchor.  ``stats`` receives
         ``seeds``, ``nodes``, ``truncated_seeds`` and up to 20
         ``truncated_examples`` (the seed's first occurrence and df).
-    progress : callable(done_fraction) or None
+    progress : callable(str, float) or None
+        Called with the stage ("templates") and the fraction of seeds done.
     workers : int, optional
         Threads growing the seeds (default: the cores, ``BOILERSCOPE_WORKERS``);
         the seeds go to them in batches and their results are read back in
@@ -326,7 +305,7 @@ def mine_templates(tokens, doc_offsets, sigma: int, min_len: int, max_slot: int 
     sigma = max(1, int(sigma))
     min_len = int(min_len)
     t0 = time.perf_counter()
-    c = _Corpus(tokens, doc_offsets)
+    c = Corpus(tokens, doc_offsets)
     a = anchor_length(min_len)
     workers = max(1, int(workers or default_workers()))
     seeds = list(_seeds(c, a, sigma, workers))
@@ -336,7 +315,7 @@ def mine_templates(tokens, doc_offsets, sigma: int, min_len: int, max_slot: int 
 
     # the growth's embeddings hold positions in the seeds' width: int32 when
     # they fit (half the memory traffic of its pools)
-    pos_dtype = np.int32 if c.tokens.shape[0] <= MAX_POSITIONS_32 else np.int64
+    pos_dtype = np.int32 if c.tokens.shape[0] <= MAX_TOKENS_32 else np.int64
 
     def grow(batch):
         # one worker thread: its own scratch, the kernels release the GIL;
@@ -380,7 +359,7 @@ def mine_templates(tokens, doc_offsets, sigma: int, min_len: int, max_slot: int 
     return found
 
 
-def _collect(c: _Corpus, seeds, results, progress):
+def _collect(c: Corpus, seeds, results, progress):
     """The templates of the grown seeds, in seed order, each with the most
     frequent fillers of its slots (ranked by
     :func:`engine.kernels.templates.top_fillers` in the worker threads)."""
@@ -403,7 +382,7 @@ def _collect(c: _Corpus, seeds, results, progress):
             found.append(Template(ids=pat[po[i]:po[i + 1]], df=d, starts=occ_s[oo[i]:oo[i + 1]],
                                   ends=occ_e[oo[i]:oo[i + 1]], filler_rows=rows[f_off[i]:f_off[i + 1]]))
         if progress is not None and k % 256 == 0:
-            progress(k / max(len(seeds), 1))
+            progress("templates", k / max(len(seeds), 1))
     return found, n_seeds, n_nodes, truncated
 
 
@@ -422,157 +401,3 @@ def _drop_subsumed(found: list[Template], doc_of) -> list[Template]:
     drop = KT.subsumed(np.concatenate([t.starts for t in found]), np.concatenate([t.ends for t in found]), t_off,
                        np.array([t.df for t in found], np.int64), doc_of)
     return [t for t, d in zip(found, drop.tolist()) if not d]
-
-
-def _joined(ids: np.ndarray, offsets: np.ndarray, names):
-    """Row i's tokens, ``ids[offsets[i]:offsets[i + 1]]``, joined by single
-    spaces, by Arrow's kernels: ``names`` (an Arrow large_string array) is
-    the text of each id, ``SLOT`` taking its last entry."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    index = pa.array(np.where(ids == SLOT, len(names) - 1, ids).astype(np.int64))
-    lists = pa.LargeListArray.from_arrays(pa.array(np.asarray(offsets, np.int64)), names.take(index))
-    return pc.binary_join(lists, pa.scalar(" ", pa.large_string()))
-
-
-def _names(vocab) -> tuple:
-    """The vocabulary and ``*`` as Arrow arrays: as text, and escaped for a
-    JSON string (without its quotes; only the entries with a quote, a
-    backslash or a control character change)."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    names = pa.array(list(vocab) + ["*"], pa.large_string())
-    special = np.flatnonzero(pc.match_substring_regex(names, r'["\\\x00-\x1f]').to_numpy(zero_copy_only=False))
-    if special.shape[0] == 0:
-        return names, names
-    text = names.to_pylist()
-    for i in special.tolist():
-        text[i] = json.dumps(text[i], ensure_ascii=False)[1:-1]
-    return names, pa.array(text, pa.large_string())
-
-
-def template_frames(found: list[Template], tokens, doc_offsets, span_start, span_end, vocab: list[str],
-                    doc_ids, sites, phrase_mask: np.ndarray, examples: int = 5):
-    """The result frames of a ``--templates`` run.
-
-    ``tokens`` are the snapshot's token ids (the fillers' text is read
-    from them).
-
-    Returns
-    -------
-    templates : template_id, template, df, occurrences, slots, constant_tokens,
-        sites, fillers (per slot, its most frequent fillers as text)
-    occurrences : template_id, doc_id, start, end (token offsets in the
-        document, end exclusive)
-    spans : doc_id, start, end, char_start, char_end, kind: the maximal runs
-        of covered tokens, ``phrase`` where a phrase covers them, else
-        ``template``
-    covered_per_doc : int64 per document, its tokens covered by a phrase or
-        a template occurrence
-    store_templates, store_occurrences : the store's rows (run_templates,
-        run_template_occurrences without run_id and max_slot)
-    """
-    import polars as pl
-
-    doc_offsets = np.asarray(doc_offsets, np.int64)
-    doc_ids = np.asarray(doc_ids, np.int64)
-    # every occurrence at once: its template, document and offsets in it
-    g_start = np.concatenate([t.starts for t in found] or [np.zeros(0, np.int64)]).astype(np.int64, copy=False)
-    g_end = np.concatenate([t.ends for t in found] or [np.zeros(0, np.int64)]).astype(np.int64, copy=False)
-    g_tid = np.repeat(np.arange(len(found), dtype=np.int32), [t.starts.shape[0] for t in found])
-    g_doc = (np.searchsorted(doc_offsets, g_start, side="right") - 1).astype(np.int32)
-    # offsets in the document (files and store share the arrays)
-    d_start = (g_start - doc_offsets[g_doc]).astype(np.int32)
-    d_end = (g_end - doc_offsets[g_doc]).astype(np.int32)
-    # distinct sites per template: site codes counted over each template's
-    # occurrences (they come grouped by template)
-    codes: dict = {}
-    site_code = np.array([codes.setdefault(x, len(codes)) for x in sites], np.int64)
-    t_off = np.zeros(len(found) + 1, np.int64)
-    np.cumsum([t.starts.shape[0] for t in found], out=t_off[1:])
-    n_sites = distinct_per_group(t_off[:-1], t_off[1:], site_code[g_doc], max(1, len(codes)))
-    occurrences = pl.DataFrame({
-        "template_id": g_tid, "doc_id": doc_ids[g_doc],
-        "start": d_start, "end": d_end},
-        schema={"template_id": pl.Int32, "doc_id": pl.Int64, "start": pl.Int32, "end": pl.Int32},
-    ).sort("template_id", "doc_id", "start", "end")
-    names, escaped = _names(vocab)
-    pat_len = np.array([t.ids.shape[0] for t in found], np.int64)
-    pat_ids = np.concatenate([t.ids for t in found] or [np.zeros(0, np.int64)]).astype(np.int64)
-    n_slot = np.bincount(np.repeat(np.arange(len(found)), pat_len)[pat_ids == SLOT], minlength=len(found))
-    # every kept filler at once: its template, slot, rank, tokens and count
-    rows = np.concatenate([t.filler_rows for t in found] or [np.zeros((0, 4), np.int64)])
-    f_tid = np.repeat(np.arange(len(found), dtype=np.int64), [t.filler_rows.shape[0] for t in found])
-    f_width = rows[:, 2]
-    f_off = np.zeros(rows.shape[0] + 1, np.int64)
-    np.cumsum(f_width, out=f_off[1:])
-    f_ids = np.asarray(tokens)[np.repeat(rows[:, 1] - f_off[:-1], f_width) + np.arange(f_off[-1])] \
-        if rows.shape[0] else np.zeros(0, np.int64)
-    f_text = _joined(f_ids, f_off, names)
-    f_json = f_text if escaped is names else _joined(f_ids, f_off, escaped)
-    templates = pl.DataFrame({
-        "template_id": np.arange(len(found), dtype=np.int32),
-        "template": pl.from_arrow(_joined(pat_ids, np.concatenate([[0], np.cumsum(pat_len)]), names)),
-        "df": np.array([t.df for t in found], np.int64),
-        "occurrences": np.array([t.starts.shape[0] for t in found], np.int64),
-        "slots": n_slot.astype(np.int32),
-        "constant_tokens": (pat_len - n_slot).astype(np.int32),
-        "sites": n_sites.astype(np.int64),
-    }, schema={"template_id": pl.Int32, "template": pl.String, "df": pl.Int64, "occurrences": pl.Int64,
-               "slots": pl.Int32, "constant_tokens": pl.Int32, "sites": pl.Int64})
-    # per template, per slot: the first `examples` fillers as text (for the
-    # files) and all the kept ones with their counts as JSON (for the store)
-    first = np.ones(rows.shape[0], bool)
-    if rows.shape[0]:
-        first[1:] = (f_tid[1:] != f_tid[:-1]) | (rows[1:, 0] != rows[:-1, 0])
-    start_of_slot = np.maximum.accumulate(np.where(first, np.arange(rows.shape[0]), 0)) \
-        if rows.shape[0] else np.zeros(0, np.int64)
-    fr = pl.DataFrame({"tid": f_tid.astype(np.int32), "slot": rows[:, 0].astype(np.int32),
-                       "rank": (np.arange(rows.shape[0]) - start_of_slot).astype(np.int32),
-                       "text": pl.from_arrow(f_text), "item": pl.from_arrow(f_json),
-                       "n": rows[:, 3].astype(np.int64)},
-                      schema={"tid": pl.Int32, "slot": pl.Int32, "rank": pl.Int32, "text": pl.String,
-                              "item": pl.String, "n": pl.Int64})
-    per_slot = (fr.with_columns(pl.concat_str([pl.lit('["'), pl.col("item"), pl.lit('", '),
-                                               pl.col("n").cast(pl.String), pl.lit("]")]).alias("item"))
-                .group_by("tid", "slot", maintain_order=True)
-                .agg(pl.col("text").filter(pl.col("rank") < examples).alias("fillers"),
-                     pl.concat_str([pl.lit("["), pl.col("item").str.join(", "), pl.lit("]")]).alias("json")))
-    per_tpl = (per_slot.group_by("tid", maintain_order=True)
-               .agg(pl.col("fillers"),
-                    pl.concat_str([pl.lit("["), pl.col("json").str.join(", "), pl.lit("]")]).alias("json")))
-    per_tpl = pl.DataFrame({"tid": np.arange(len(found), dtype=np.int32)}).join(
-        per_tpl, on="tid", how="left", maintain_order="left")
-    templates = templates.with_columns(
-        per_tpl["fillers"].fill_null(pl.lit([], pl.List(pl.List(pl.String)))).cast(pl.List(pl.List(pl.String)))
-        .alias("fillers"))
-    store_json = per_tpl["json"].fill_null("[]")
-    # the store's rows: occurrences by doc_index with character offsets, and
-    # the filler counts per slot (the most frequent, as JSON)
-    ss, se = np.asarray(span_start), np.asarray(span_end)
-    store_occ = pl.DataFrame({
-        "template_id": g_tid,
-        "doc_index": g_doc,
-        "token_start": d_start,
-        "token_end": d_end,
-        "char_start": ss[g_start].astype(np.int32) if g_start.shape[0] else np.zeros(0, np.int32),
-        "char_end": se[g_end - 1].astype(np.int32) if g_start.shape[0] else np.zeros(0, np.int32),
-    }).sort("template_id", "doc_index", "token_start", "token_end")
-    store_tpl = templates.select("template_id", "template", "df", "occurrences", "slots", "constant_tokens",
-                                 "sites").with_columns(store_json.alias("fillers"))
-    # coverage: each occurrence covers its whole run, fillers included; the
-    # runs of covered tokens of one kind, never across documents
-    per_doc, starts, ends, kind = covered_runs(phrase_mask, g_start, g_end, doc_offsets)
-    d = np.searchsorted(doc_offsets, starts, side="right") - 1
-    spans = pl.DataFrame({
-        "doc_id": doc_ids[d] if starts.shape[0] else np.zeros(0, np.int64),
-        "start": (starts - doc_offsets[d]).astype(np.int32) if starts.shape[0] else np.zeros(0, np.int32),
-        "end": (ends - doc_offsets[d]).astype(np.int32) if starts.shape[0] else np.zeros(0, np.int32),
-        "char_start": ss[starts].astype(np.int32) if starts.shape[0] else np.zeros(0, np.int32),
-        "char_end": se[ends - 1].astype(np.int32) if starts.shape[0] else np.zeros(0, np.int32),
-        "kind": np.where(kind == 1, "phrase", "template") if starts.shape[0] else np.zeros(0, str),
-    }, schema={"doc_id": pl.Int64, "start": pl.Int32, "end": pl.Int32, "char_start": pl.Int32,
-               "char_end": pl.Int32, "kind": pl.String}).sort("doc_id", "start")
-    return TemplateFrames(templates, occurrences, spans, per_doc, store_tpl, store_occ)

@@ -6,24 +6,26 @@ import time
 import numpy as np
 import pyarrow as pa
 
+from . import memory as M
+from .clean import decision_cut
+from .coverage import covered_runs
+from .kernels import coverage as KC
+from .kernels.shape import lz78_phrases
+from .neardup import DedupConfig, detect
+from .planner import MiningPlan, mine_tokens, warm_up
+from .shape import choose_algorithm
+from .templates import mine_templates
+from .tokenizer import tokenize_arrow
+
 
 def main() -> None:
-    from .api import _warm_up
-    from .clean import decision_cut
-    from .fhk import mine_tokens_fhk
-    from .kernels import coverage as KC
-    from .kernels.shape import lz78_phrases
-    from .neardup import DedupConfig, detect
-    from .shape import choose_algorithm
-    from .tokenize import tokenize_arrow
-
     t = time.perf_counter()
     tk = tokenize_arrow(pa.array(["Warm up, warm up.", None, "x"]), workers=1)
-    from .bloomspan import mine_tokens
-    for miner in (mine_tokens, mine_tokens_fhk):
-        for sigma in (1, 2):
-            _warm_up(miner, sigma)  # read-only arrays, as a store's
-    _warm_up(mine_tokens, 2, out_of_core=True)
+    in_memory, out_of_core = M.plan(4, 1 << 30), M.plan(4, 1)
+    for used in ("bloomspan", "fhk"):
+        for sigma1 in (True, False):  # read-only arrays, as a store's
+            warm_up(MiningPlan(used, used, sigma1=sigma1, memory=in_memory))
+    warm_up(MiningPlan("bloomspan", "bloomspan", memory=out_of_core))
     # writable arrays (the API on fresh arrays) and read-only ones (a store's
     # memory-mapped arrays): numba compiles the two kinds apart
     for writable in (True, False):
@@ -32,17 +34,15 @@ def main() -> None:
         tokens.flags.writeable = offsets.flags.writeable = writable
         mine_tokens(tokens, offsets, 3, 2, 2)
         mine_tokens(tokens, offsets, 3, 2, 3, memory=1)  # out of core
-        mine_tokens_fhk(tokens, offsets, 3, 2, 2)
+        mine_tokens(tokens, offsets, 3, 2, 2, algo="fhk")
         choose_algorithm(tokens, offsets, 2, 2)
         lz78_phrases(tokens, offsets, 8)
         decision_cut(tokens, offsets, 2, ["a b", "a * c"], ["b * a"], {"a": 0, "b": 1, "c": 2}, 2)
         for scheme in ("bottom", "minhash"):
             for desc in ("shingles", "lexical"):
-                detect(tokens, offsets, np.arange(3), DedupConfig(description=desc, scheme=scheme, n=4, t=1))
+                detect(tokens, offsets, np.arange(3), DedupConfig(method=desc, sketch=scheme, sketch_size=4, threshold=1))
     KC.distinct_per_group(np.zeros(1, np.int64), np.ones(1, np.int64), np.zeros(1, np.int64), 1)
-    from .templates import mine_templates
     mine_templates(np.array([0, 1, 5, 2, 3, 0, 1, 6, 2, 3], np.int32), np.array([0, 5, 10], np.int64), 2, 4, 2)
-    from .coverage import covered_runs
     covered_runs(np.zeros(4, bool), np.zeros(1, np.int64), np.ones(1, np.int64), np.array([0, 4], np.int64))
     del tk
     print(f"numba kernels ready ({time.perf_counter() - t:.1f} s)")

@@ -4,6 +4,7 @@ import os
 import polars as pl
 import streamlit as st
 
+from engine.constants import ALL_SNAPSHOTS
 from engine.errors import BoilerscopeError
 from engine.ui import actions, boot, data, render
 
@@ -24,7 +25,7 @@ if dec.height:
     keep_t = tuple(dec.filter(pl.col("decision") == "keep")["phrase"].to_list())
     cuts = data.tokens_cut(sid, L, noise_t, keep_t, max_slot)
     shown = dec.with_columns(
-        pl.when(pl.col("scope") == "*").then(pl.lit("all snapshots")).otherwise(pl.lit("this snapshot"))
+        pl.when(pl.col("scope") == ALL_SNAPSHOTS).then(pl.lit("all snapshots")).otherwise(pl.lit("this snapshot"))
         .alias("applies to"),
         pl.col("phrase").replace_strict(cuts, default=None, return_dtype=pl.Int64).alias("tokens cut"))
     st.dataframe(shown.select("phrase", "decision", "applies to", "tokens cut", "note", "updated"),

@@ -6,7 +6,7 @@ import pyarrow.parquet as pq
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from conftest import ROOT
+from tests.support import ROOT
 
 APP = os.path.join(ROOT, "app.py")
 

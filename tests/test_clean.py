@@ -4,9 +4,9 @@ import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import naive
+from tests import naive
 from engine.clean import cut_mask, cut_text, decision_cut, stop_grams, template_mask
-from engine.tokenize import tokenize_arrow
+from engine.tokenizer import tokenize_arrow
 
 words = st.lists(st.sampled_from("abc"), max_size=12)
 

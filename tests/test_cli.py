@@ -11,29 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from engine.store import Store
-
-EXAMPLE = [
-    "Новый ноутбук Acer Swift. Доставка бесплатно при заказе от 3000 рублей!",
-    "Чехол для iPhone 15 — доставка бесплатно, при заказе от 3000 рублей.",
-    "Доставка бесплатно при заказе от 3000 рублей. Наушники Sony",
-    "наушники sony wh 1000 доставка бесплатно",
-]
-
-
-def snapshot(tmp_path, name="snap.parquet", texts=EXAMPLE, **cols):
-    table = pa.table({"text": texts, "url": [f"https://shop{i % 2}.example/p{i}" for i in range(len(texts))], **cols})
-    path = tmp_path / name
-    pq.write_table(table, path)
-    return path
-
-
-def assert_one_line_error(status, out, err, *words):
-    assert status == 2, (status, out, err)
-    lines = [line for line in err.strip().splitlines() if line.strip()]
-    assert len(lines) == 1, err
-    assert "Traceback" not in err
-    for w in words:
-        assert w.lower() in lines[0].lower(), lines[0]
+from tests.support import EXAMPLE, assert_one_line_error, snapshot
 
 
 def test_mine_writes_the_contract_files(cli, tmp_path):

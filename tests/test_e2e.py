@@ -15,7 +15,7 @@ import urllib.request
 
 import pytest
 
-from conftest import ROOT
+from tests.support import ROOT
 
 pytestmark = pytest.mark.e2e
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"

@@ -1,67 +1,248 @@
-"""The layering rules the codebase keeps (checked on the sources)."""
+"""The layering rules the codebase keeps, checked on the sources.
+
+Each rule says where one kind of decision lives (docs/architecture.md has
+the map): storage in engine/store.py, the choice of miner in engine/planner.py,
+constants in engine/constants.py, flags in engine/cli.py, drawing in pages/.
+"""
 import ast
 import os
+import re
 
-from conftest import ROOT
+from tests.support import ROOT
 
-
-def sources(folder):
-    for base, _, files in os.walk(os.path.join(ROOT, folder)):
-        for name in files:
-            if name.endswith(".py"):
-                path = os.path.join(base, name)
-                with open(path, encoding="utf-8") as fh:
-                    yield os.path.relpath(path, ROOT), fh.read()
+PACKAGES = ("engine", "pages")
 
 
-def imported(text):
-    out = set()
+def sources(*folders):
+    for folder in folders:
+        for base, _, files in os.walk(os.path.join(ROOT, folder)):
+            if "__pycache__" in base:
+                continue
+            for name in sorted(files):
+                if name.endswith(".py"):
+                    path = os.path.join(base, name)
+                    with open(path, encoding="utf-8") as fh:
+                        yield os.path.relpath(path, ROOT), fh.read()
+
+
+def everything():
+    yield from sources(*PACKAGES, "tests", "bench")
+    with open(os.path.join(ROOT, "app.py"), encoding="utf-8") as fh:
+        yield "app.py", fh.read()
+
+
+def module_name(path: str) -> str:
+    name = path[:-3].replace(os.sep, ".")
+    return name[:-len(".__init__")] if name.endswith(".__init__") else name
+
+
+def absolute(path: str, node: ast.ImportFrom) -> str:
+    """The module an ImportFrom names, relative imports resolved."""
+    if not node.level:
+        return node.module or ""
+    package = module_name(path).split(".")
+    if not path.endswith("__init__.py"):
+        package = package[:-1]
+    base = package[:len(package) - node.level + 1]
+    return ".".join(base + ([node.module] if node.module else []))
+
+
+def imports(path: str, text: str):
+    """(module, names) of every import anywhere in the file, functions included."""
     for node in ast.walk(ast.parse(text)):
         if isinstance(node, ast.Import):
-            out |= {a.name.split(".")[0] for a in node.names}
-        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            out.add(node.module.split(".")[0])
-    return out
+            for a in node.names:
+                yield a.name, []
+        elif isinstance(node, ast.ImportFrom):
+            yield absolute(path, node), [a.name for a in node.names]
 
 
-def test_only_the_store_and_the_sql_peer_open_duckdb():
-    users = {path for folder in ("engine", "pages") for path, text in sources(folder) if "duckdb" in imported(text)}
-    users |= {"app.py"} if "duckdb" in imported(open(os.path.join(ROOT, "app.py")).read()) else set()
-    assert users == {os.path.join("engine", "store.py"), os.path.join("engine", "sqlpeer.py")}
+def top_modules(path, text):
+    return {m.split(".")[0] for m, _ in imports(path, text)}
 
 
-def test_pages_write_no_sql():
-    """Pages call named functions of engine.views; no SQL text, no raw query."""
-    for path, text in sources("pages"):
-        calls = {n.func.attr for n in ast.walk(ast.parse(text))
-                 if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)}
-        assert not calls & {"query", "scalar", "execute", "sql"}, path
-        assert "SELECT " not in text.upper().replace("SELECTBOX", ""), path
+PROJECT = {module_name(p) for p, _ in everything()}
+
+
+def test_only_the_store_opens_duckdb():
+    users = {p for p, text in everything() if "duckdb" in top_modules(p, text)
+             and not p.startswith(("tests", "bench"))}
+    assert users == {os.path.join("engine", "store.py")}
 
 
 def test_kernels_are_pure():
-    """engine/kernels: numba and numpy only (no I/O, no storage, no frames)."""
+    """engine/kernels: numba and numpy only (no I/O, no storage, no frames),
+    and the numba flags of engine/config.py."""
     for path, text in sources(os.path.join("engine", "kernels")):
-        assert imported(text) <= {"numpy", "numba", "__future__"}, (path, imported(text))
+        outside = {m for m, _ in imports(path, text) if not m.startswith("engine.kernels") and m != "engine.config"}
+        assert {m.split(".")[0] for m in outside} <= {"numpy", "numba", "__future__"}, (path, outside)
 
 
-def test_one_source_of_defaults():
-    """The README states the defaults the code uses (CLI, API and pages read
-    them from engine.api and engine.neardup.DedupConfig)."""
-    import re
+def test_no_module_uses_another_modules_private_names():
+    """No ``from x import _name`` and no ``x._name`` of another project module."""
+    bad = []
+    for path, text in everything():
+        me = module_name(path)
+        tree = ast.parse(text)
+        aliases = {}
+        for m, names in imports(path, text):
+            if m in PROJECT or m.split(".")[0] in ("engine", "pages", "tests"):
+                bad += [(path, m, n) for n in names if n.startswith("_") and not n.startswith("__") and m != me]
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                for a in node.names:
+                    aliases[a.asname or a.name.split(".")[0]] = a.name
+            elif isinstance(node, ast.ImportFrom):
+                base = absolute(path, node)
+                for a in node.names:
+                    full = f"{base}.{a.name}" if base else a.name
+                    if full in PROJECT:
+                        aliases[a.asname or a.name] = full
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                    and node.value.id in aliases and aliases[node.value.id] in PROJECT
+                    and node.attr.startswith("_") and not node.attr.startswith("__")):
+                bad.append((path, aliases[node.value.id], node.attr))
+    assert not bad, bad
 
-    from engine.api import DEFAULT_MIN_LEN, DEFAULT_SIGMA
+
+def test_no_import_cycles_even_inside_functions():
+    graph = {}
+    for path, text in sources("engine"):
+        me = module_name(path)
+        deps = set()
+        for m, names in imports(path, text):
+            targets = [f"{m}.{n}" for n in names if f"{m}.{n}" in PROJECT] or [m]
+            deps |= {t for t in targets if t in PROJECT and t != me and t.startswith("engine")}
+        graph[me] = deps
+    # the package imports its API at the bottom of __init__; modules never import the package
+    for me, deps in graph.items():
+        assert me == "engine" or "engine" not in deps, (me, "imports the package engine: import the module instead")
+    graph.pop("engine", None)
+    state, cycle = {}, []
+
+    def visit(n, stack):
+        state[n] = 1
+        for d in sorted(graph.get(n, ())):
+            if state.get(d) == 1:
+                cycle.append(stack[stack.index(d):] + [d])
+            elif d not in state:
+                visit(d, stack + [d])
+        state[n] = 2
+
+    for n in sorted(graph):
+        if n not in state:
+            visit(n, [n])
+    assert not cycle, cycle
+
+
+def test_pages_draw_and_read_only_through_the_read_layer():
+    """Pages hold widgets and drawing: no store, SQL, arrays, vocabulary or cut
+    rule of their own, and no private Streamlit API."""
+    for path, text in sources("pages"):
+        mods = {m for m, _ in imports(path, text)}
+        assert not {m for m in mods if m.split(".")[0] in ("duckdb", "numpy")
+                    or m in ("engine.store", "engine.clean") or m.startswith("engine.kernels")}, (path, mods)
+        calls = {n.func.attr for n in ast.walk(ast.parse(text))
+                 if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)}
+        assert not calls & {"query", "scalar", "execute", "sql", "arrays", "vocabulary", "decision_cut"}, path
+        assert "SELECT " not in text.upper().replace("SELECTBOX", ""), path
+    for path, text in list(sources("pages", os.path.join("engine", "ui"))) + [("app.py", open(
+            os.path.join(ROOT, "app.py"), encoding="utf-8").read())]:
+        for m, _ in imports(path, text):
+            assert not (m.startswith("streamlit.") and m not in ("streamlit.web.cli", "streamlit.testing.v1")), \
+                (path, m)
+
+
+def test_progress_is_one_protocol():
+    """``progress`` is a callable (stage, fraction) or None everywhere in the
+    engine: never a bool, never tested with callable()."""
+    for path, text in sources("engine"):
+        if path == os.path.join("engine", "cli.py"):
+            continue
+        assert "callable(progress)" not in text and "progress is True" not in text, path
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                args = node.args.args + node.args.kwonlyargs
+                defaults = [None] * (len(node.args.args) - len(node.args.defaults)) + node.args.defaults \
+                    + node.args.kw_defaults
+                for a, d in zip(args, defaults):
+                    if a.arg == "progress":
+                        assert d is None or (isinstance(d, ast.Constant) and d.value is None), (path, node.name)
+
+
+def test_each_constant_is_defined_once():
+    """The names of engine/constants.py are assigned nowhere else, and their
+    literal values (the default store, the 31-bit limits) appear only there."""
+    from engine import constants
+    names = {n for n in vars(constants) if n.isupper()}
+    for path, text in sources("engine", "pages"):
+        if path == os.path.join("engine", "constants.py"):
+            continue
+        tree = ast.parse(text)
+        docstrings = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Expr)}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Assign):
+                for t in node.targets:
+                    assert not (isinstance(t, ast.Name) and t.id in names), (path, t.id)
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
+                assert "boilerscope.duckdb" not in node.value, path
+        code = "\n".join(line.split("#")[0] for line in text.splitlines())
+        assert not re.search(r"2\s*\*\*\s*31\s*-\s*2", code), path
+
+
+def test_the_command_line_reads_its_defaults_from_the_engine():
     from engine.cli import build_parser
+    from engine.constants import DEFAULT_MIN_LEN, DEFAULT_SIGMA
     from engine.neardup import DedupConfig
-    readme = open(os.path.join(ROOT, "README.md"), encoding="utf-8").read()
     d = DedupConfig()
-    line = re.search(r"`dedup` defaults: `([^`]*)`", readme).group(1)
-    assert line == (f"--method {d.description} --sketch {d.scheme} --shingle {d.w} "
-                    f"--sketch-size {d.n} --threshold {d.t}")
-    assert f"(`{DEFAULT_SIGMA}`, the default)" in readme and f"(default {DEFAULT_MIN_LEN}, at least 2)" in readme
     sub = build_parser()._subparsers._group_actions[0].choices
     dd = {a.dest: a.default for a in sub["dedup"]._actions}
     assert (dd["method"], dd["sketch"], dd["shingle"], dd["sketch_size"], dd["threshold"]) == (
-        d.description, d.scheme, d.w, d.n, d.t)
+        d.method, d.sketch, d.shingle, d.sketch_size, d.threshold)
     m = {a.dest: a.default for a in sub["mine"]._actions}
     assert (m["sigma"], m["min_len"]) == (str(DEFAULT_SIGMA), str(DEFAULT_MIN_LEN))
+
+
+def test_the_kernels_slot_is_the_engines():
+    from engine.kernels import clean as KC
+    from engine.kernels import templates as KT
+    assert KT.SLOT == KC.SLOT == -1
+
+
+def test_no_test_imports_another_by_path():
+    for path, text in sources("tests"):
+        for n in ast.walk(ast.parse(text)):
+            assert not (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                        and ast.unparse(n.func.value) == "sys.path"), path
+        mods = {m for m, _ in imports(path, text)}
+        assert not {m for m in mods if m.startswith("test_") or m in ("conftest", "naive")}, (path, mods)
+
+
+def test_flags_are_spelled_only_by_the_command_line():
+    """Engine messages name parameters as ``{name}`` placeholders
+    (:class:`engine.errors.BoilerscopeError`); only engine/cli.py turns them
+    into flags (engine/ui/launch.py writes Streamlit's own command line; a
+    page may show the command that does what it does)."""
+    allowed = {os.path.join("engine", "cli.py"), os.path.join("engine", "ui", "launch.py")}
+    for path, text in sources("engine"):
+        if path in allowed:
+            continue
+        tree = ast.parse(text)
+        docstrings = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Expr)}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
+                assert not re.search(r"(?<![\w-])--[a-z][a-z-]*(?![\w.])", node.value), (path, node.value)
+
+
+def test_an_error_shows_its_parameter_as_each_front_end_names_it():
+    from engine.cli import flag
+    from engine.errors import BoilerscopeError
+    from engine.params import check_max_slot
+    try:
+        check_max_slot(17)
+    except BoilerscopeError as exc:
+        assert str(exc).startswith("max_slot 17 is out of range")
+        assert exc.render(flag).startswith("--max-slot 17 is out of range")
+    else:
+        raise AssertionError("17 is not a slot width")

@@ -2,16 +2,15 @@
 import json
 import os
 import random
-import string
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import naive
-from conftest import mine_token_lists
-from engine.bloomspan import mine_tokens
+from tests import naive
+from engine.planner import mine_tokens
+from tests.support import mine_token_lists, planted_corpus
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MINING = [json.loads(line) for line in open(os.path.join(HERE, "contract", "mining.jsonl"), encoding="utf-8")]
@@ -51,27 +50,6 @@ def test_masked_seed_trap():
     answer, covered, *_ = mine_token_lists(docs, 2, 2)
     assert set(answer) == {("x", "p", "q"), ("z", "p", "q"), ("p", "q", "m")}
     assert answer[("p", "q", "m")] == (2, 2)
-
-
-def planted_corpus(n_docs=40, words=300, seed=7):
-    rng = random.Random(seed)
-    seen = set()
-
-    def word():
-        while True:
-            w = "".join(rng.choice(string.ascii_lowercase) for _ in range(8))
-            if w not in seen:
-                seen.add(w)
-                return w
-
-    docs = [[word() for _ in range(words)] for _ in range(n_docs)]
-    phrases = {"this is the first test sentence": 3, "another unique phrase for testing": 5,
-               "a third sentence": 4}
-    for phrase, k in phrases.items():
-        for d in rng.sample(range(n_docs), k):
-            at = rng.randrange(words)
-            docs[d][at:at] = phrase.split()
-    return docs, phrases
 
 
 def test_planted_phrases():
@@ -178,13 +156,12 @@ def test_parameters_are_checked():
 @settings(max_examples=300, deadline=None)
 @given(corpora, st.integers(2, 4), st.integers(2, 4))
 def test_fhk_equals_bloomspan(docs, sigma, min_len):
-    from engine.fhk import mine_tokens_fhk
     vocab = {}
     ids = [[vocab.setdefault(t, len(vocab)) for t in d] for d in docs]
     flat = np.array([t for d in ids for t in d], np.int32)
     off = np.concatenate(([0], np.cumsum([len(d) for d in ids]))).astype(np.int64)
     a = mine_tokens(flat, off, len(vocab), sigma, min_len, workers=1)
-    b = mine_tokens_fhk(flat, off, len(vocab), sigma, min_len)
+    b = mine_tokens(flat, off, len(vocab), sigma, min_len, algo="fhk")
     assert np.array_equal(a.covered, b.covered)
     assert np.array_equal(a.rng_pos, b.rng_pos) and np.array_equal(a.rng_len, b.rng_len)
     ma, mb = a.node_max == 1, b.node_max == 1
@@ -194,13 +171,12 @@ def test_fhk_equals_bloomspan(docs, sigma, min_len):
 
 
 def test_fhk_planted_and_example():
-    from engine.fhk import mine_tokens_fhk
     docs, phrases = planted_corpus()
     vocab = {}
     ids = [[vocab.setdefault(t, len(vocab)) for t in d] for d in docs]
     flat = np.array([t for d in ids for t in d], np.int32)
     off = np.concatenate(([0], np.cumsum([len(d) for d in ids]))).astype(np.int64)
-    res = mine_tokens_fhk(flat, off, len(vocab), 3, 3)
+    res = mine_tokens(flat, off, len(vocab), 3, 3, algo="fhk")
     inv = {v: k for k, v in vocab.items()}
     got = {" ".join(inv[int(x)] for x in flat[r:r + m]): int(df)
            for r, m, df, mx in zip(res.node_rep, res.node_len, res.node_df, res.node_max) if mx}
@@ -210,7 +186,7 @@ def test_fhk_planted_and_example():
 @settings(max_examples=40, deadline=None)
 @given(corpora, st.integers(1, 3), st.integers(2, 3))
 def test_sql_peer_coverage_equals_ours(docs, sigma, min_len):
-    from engine.sqlpeer import sql_lgram_coverage
+    from bench.sqlpeer import sql_lgram_coverage
     _, covered, _, flat, off = mine_token_lists(docs, sigma, min_len)
     sql_cov, _ = sql_lgram_coverage(flat, off, sigma, min_len)
     assert sql_cov.tolist() == covered
@@ -260,7 +236,7 @@ def test_many_chunks_and_tiny_buffers_match_brute_force(docs, sigma, min_len, ch
     stack, outputs: all start at 2 entries) against the oracle, and equal to
     the default run array by array."""
     flat, off, V = ids_of(docs)
-    res = mine_tokens(flat, off, V, sigma, min_len, workers=workers, _chunks=chunks, _buffer_start=2)
+    res = mine_tokens(flat, off, V, sigma, min_len, workers=workers, chunks=chunks, buffer_start=2)
     base = mine_tokens(flat, off, V, sigma, min_len, workers=1)
     exp, exp_cov, _ = naive.mine(docs, sigma, min_len)
     inv = {}
@@ -300,7 +276,7 @@ def test_warm_up_compiles_what_a_store_run_uses():
     """A store's arrays are memory-mapped read-only, and numba compiles
     read-only arrays apart: the warm-up must compile that kind, or the first
     run of a process compiles inside "grow" (7 s seen in the dashboard)."""
-    from engine.api import _warm_up
     from engine.kernels import bloomspan as K
-    _warm_up()
+    from engine.planner import warm_up
+    warm_up()
     assert any("readonly array(int32" in str(sig[0]) for sig in K.grow.signatures), K.grow.signatures

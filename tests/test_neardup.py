@@ -109,7 +109,7 @@ def corpus(seed=0, n_groups=6, copies=3, singles=20, vocab=3000, length=120):
 
 
 def tokenized(docs, with_vocab=False):
-    from engine.tokenize import tokenize_arrow
+    from engine.tokenizer import tokenize_arrow
     tk = tokenize_arrow(pa.array(docs))
     return (tk.tokens, tk.doc_offsets, tk.vocab) if with_vocab else (tk.tokens, tk.doc_offsets)
 
@@ -117,12 +117,12 @@ def tokenized(docs, with_vocab=False):
 def test_planted_groups_recovered_and_template_pages_apart():
     docs, truth = corpus()
     tokens, off = tokenized(docs)
-    from engine.bloomspan import mine_tokens
+    from engine.planner import mine_tokens
     res = mine_tokens(tokens, off, int(tokens.max()) + 1, 10, 10)
     keep = np.ones(tokens.shape[0], np.uint8)
     for p, m in zip(res.rng_pos.tolist(), res.rng_len.tolist()):
         keep[p:p + m] = 0
-    cfg = DedupConfig(n=64, t=16)
+    cfg = DedupConfig(sketch_size=64, threshold=16)
     out = detect(tokens, off, np.arange(len(docs)), cfg, keep=keep)
     fci = out.clusters.filter(pl.col("definition") == "fci")
     groups = sorted(tuple(sorted(g)) for g in fci.group_by("cluster_id").agg("doc_id")["doc_id"].to_list())
@@ -142,7 +142,7 @@ def test_result_does_not_depend_on_document_order():
     random.Random(9).shuffle(perm)
     t1, o1, v1 = tokenized(docs, True)
     t2, o2, v2 = tokenized([docs[i] for i in perm], True)
-    cfg = DedupConfig(n=32, t=8)
+    cfg = DedupConfig(sketch_size=32, threshold=8)
     r1 = detect(t1, o1, np.arange(len(docs)), cfg, vocab=v1)
     r2 = detect(t2, o2, np.array(perm), cfg, vocab=v2)
 
@@ -163,8 +163,8 @@ def test_exact_groups_confirm_tokens():
 def test_lexical_and_minhash_run():
     docs, _ = corpus(seed=5)
     tokens, off = tokenized(docs)
-    for cfg in (DedupConfig(description="lexical", scheme="minhash", n=32, t=20, idf_low=0.01, idf_high=0.5),
-                DedupConfig(scheme="minhash", n=64, t=32)):
+    for cfg in (DedupConfig(method="lexical", sketch="minhash", sketch_size=32, threshold=20, idf_low=0.01, idf_high=0.5),
+                DedupConfig(sketch="minhash", sketch_size=64, threshold=32)):
         out = detect(tokens, off, np.arange(len(docs)), cfg)
         assert out.pairs.height > 0
         assert set(out.clusters["definition"].unique()) <= {"exact", "components", "fci", "cliques"}

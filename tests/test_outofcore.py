@@ -10,15 +10,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import naive
+from tests import naive
 from engine.api import mine
-from engine.bloomspan import mine_tokens
+from engine.planner import mine_tokens
 from engine.errors import BoilerscopeError
 from engine.memory import IN_MEMORY_BYTES_PER_TOKEN, Pager, parse_size, plan
 from engine.outofcore import doc_chunks, first_token_groups
 from engine.result import OUTPUT_FIELDS
-from test_cli import assert_one_line_error
-from test_shards import cut, documents, write_parquet
+from tests.support import assert_one_line_error, cut, documents, planted_corpus, write_parquet
 
 corpora = st.lists(st.lists(st.integers(0, 3), max_size=16), min_size=1, max_size=10)
 
@@ -41,7 +40,7 @@ def assert_same(a, b):
 def test_out_of_core_gives_the_in_memory_arrays(docs, sigma, min_len, workers, memory):
     flat, off = arrays(docs)
     inside = mine_tokens(flat, off, 4, sigma, min_len, workers=workers)
-    outside = mine_tokens(flat, off, 4, sigma, min_len, workers=workers, memory=memory, _buffer_start=2)
+    outside = mine_tokens(flat, off, 4, sigma, min_len, workers=workers, memory=memory, buffer_start=2)
     assert outside.stats["memory"]["out_of_core"] or flat.shape[0] * IN_MEMORY_BYTES_PER_TOKEN <= memory
     assert_same(inside, outside)
     for key in ("seeds", "seed_occurrences", "positions_after_bigram_filter", "positions_after_lgram_filter",
@@ -54,7 +53,6 @@ def test_out_of_core_gives_the_in_memory_arrays(docs, sigma, min_len, workers, m
 
 
 def test_planted_phrases_many_chunks_and_groups():
-    from test_mining import planted_corpus
     docs, phrases = planted_corpus()
     vocab = {}
     ids = [[vocab.setdefault(w, len(vocab)) for w in d] for d in docs]
@@ -107,9 +105,9 @@ def test_uneven_shards_in_a_store_out_of_core(tmp_path):
     inside = mine(str(tmp_path / "shards"), 4, 3, db=str(tmp_path / "a.duckdb"), out=str(tmp_path / "a"))
     outside = mine(str(tmp_path / "shards"), 4, 3, db=str(tmp_path / "b.duckdb"), out=str(tmp_path / "b"),
                    memory="2KB")
-    mem = outside.summary["memory"]
+    mem = outside.summary.memory
     assert mem["out_of_core"] and mem["mapped"] and mem["chunks"] > 10 and mem["releases"] > 10, mem
-    assert not inside.summary["memory"]["out_of_core"]
+    assert not inside.summary.memory["out_of_core"]
     for name in ("phrases.parquet", "documents.parquet", "sites.parquet"):
         assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes(), name
     tokens = [naive.tokenize(d["text"])[0] for d in docs]
@@ -164,7 +162,7 @@ def test_wide_positions_give_the_same_answer(monkeypatch_session, docs, sigma, m
     narrow = mine_tokens(flat, off, 4, sigma, min_len, workers=workers, memory=memory)
     monkeypatch_session.setattr(R, "WIDE_POSITIONS_FROM", 0)
     try:
-        wide = mine_tokens(flat, off, 4, sigma, min_len, workers=workers, memory=memory, _buffer_start=2)
+        wide = mine_tokens(flat, off, 4, sigma, min_len, workers=workers, memory=memory, buffer_start=2)
     finally:
         monkeypatch_session.undo()
     assert narrow.occ_pos.dtype == np.int32 and narrow.rng_pos.dtype == np.int32
@@ -186,16 +184,16 @@ def test_snapshots_past_32_bit_positions(tmp_path, monkeypatch):
     """A snapshot past the 32-bit limit (lowered here): auto mines it with
     BloomSpan and int64 positions, same files; --algo fhk is refused in one
     message."""
-    import engine.api as api
+    import engine.planner as planner
     import engine.result as R
     write_parquet(tmp_path / "s.parquet", documents(60, seed=3))
     narrow = mine(str(tmp_path / "s.parquet"), 3, 3, db=str(tmp_path / "a.duckdb"), out=str(tmp_path / "a"))
-    monkeypatch.setattr(api, "MAX_TOKENS_32", 10)
+    monkeypatch.setattr(planner, "MAX_TOKENS_32", 10)
     monkeypatch.setattr(R, "WIDE_POSITIONS_FROM", 11)
-    with pytest.raises(BoilerscopeError, match="fhk holds at most 2\\^31 - 2 tokens.*use --algo bloomspan"):
+    with pytest.raises(BoilerscopeError, match="algo fhk holds at most 2\\^31 - 2 tokens.*use algo bloomspan"):
         mine(str(tmp_path / "s.parquet"), 3, 3, db=str(tmp_path / "b.duckdb"), algo="fhk")
     wide = mine(str(tmp_path / "s.parquet"), 3, 3, db=str(tmp_path / "b.duckdb"), out=str(tmp_path / "b"))
-    assert wide.summary["algo_used"] == "bloomspan" and wide.summary["algo_choice"] == {"wide_positions": True}
-    assert narrow.summary["tokens"] > 11 and narrow.summary["phrases"] > 0
+    assert wide.summary.algo_used == "bloomspan" and wide.summary.algo_choice == {"wide_positions": True}
+    assert narrow.summary.tokens > 11 and narrow.summary.phrases > 0
     for name in ("phrases.parquet", "documents.parquet", "sites.parquet"):
         assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes(), name

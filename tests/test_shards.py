@@ -5,9 +5,7 @@ ids, spans, vocabulary, document frequencies and snapshot id, whatever the
 cut into shards and chunks; bad shards are named in one line and leave the
 store as it was.
 """
-import json
 import os
-import random
 
 import numpy as np
 import pyarrow as pa
@@ -19,40 +17,8 @@ from hypothesis import strategies as st
 from engine.api import ingest, mine
 from engine.snapshot import SnapshotReader, load
 from engine.store import Store
-from test_cli import assert_one_line_error
-from test_faults import leftovers, store_state
-
-WORDS = ["alpha", "Beta", "gamma", "δέλτα", "e-mail", "x", "2024", "ünï"]
-
-
-def documents(n, seed=0, sites=3):
-    rng = random.Random(seed)
-    docs = []
-    for i in range(n):
-        body = " ".join(rng.choice(WORDS) for _ in range(rng.randint(0, 30)))
-        docs.append({"doc_id": 1000 + 7 * i, "url": f"https://s{i % sites}.example/p{i}",
-                     "text": f"Header of the site. {body} Footer © 2024 all rights reserved"})
-    return docs
-
-
-def write_parquet(path, docs, row_group=None):
-    table = pa.table({k: [d[k] for d in docs] for k in ("doc_id", "url", "text")})
-    pq.write_table(table, path, row_group_size=row_group)
-
-
-def write_jsonl(path, docs):
-    with open(path, "w", encoding="utf-8") as fh:
-        for d in docs:
-            fh.write(json.dumps(d, ensure_ascii=False) + "\n")
-
-
-def cut(docs, sizes):
-    out, i = [], 0
-    for s in sizes:
-        out.append(docs[i:i + s])
-        i += s
-    out.append(docs[i:])
-    return out
+from tests.support import (assert_one_line_error, cut, documents, leftovers, store_state, write_jsonl,
+                           write_parquet)
 
 
 def gathered(reader):
@@ -117,7 +83,7 @@ def test_ingest_and_mine_a_shard_folder_as_one_file(tmp_path):
     assert ingest(str(tmp_path / "one.parquet"), db) == (sid, False)
     one = mine(str(tmp_path / "one.parquet"), 5, 3, db=str(tmp_path / "one.duckdb"))
     many = mine(str(tmp_path / "shards"), 5, 3, db=str(tmp_path / "many.duckdb"))
-    assert one.summary["snapshot_id"] == many.summary["snapshot_id"] == sid
+    assert one.summary.snapshot_id == many.summary.snapshot_id == sid
     assert one.phrases.equals(many.phrases)
     assert one.documents.equals(many.documents)
     with Store(db, read_only=True) as st:
@@ -211,9 +177,9 @@ _URL_PART = st.text(alphabet="ab.:@[]1?#/é%-Z", max_size=12)
 def test_site_from_url_is_urllib_hostname(url):
     """The cached host of a URL's prefix is urllib's hostname of the whole URL."""
     from urllib.parse import urlsplit
-    from engine.snapshot import _host
+    from engine.snapshot import url_host
     try:
         want = urlsplit(url if "//" in url else "//" + url).hostname or None
     except ValueError:
         want = None
-    assert _host(url) == (want if url else None)
+    assert url_host(url) == (want if url else None)

@@ -13,16 +13,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import naive
-from conftest import ROOT
-from test_cli import assert_one_line_error
+from tests import naive
 
 pytestmark = pytest.mark.spark
 pyspark = pytest.importorskip("pyspark")
 
 from engine.api import mine  # noqa: E402
 from engine.errors import BoilerscopeError  # noqa: E402
-from engine.spark import _pseudo_documents, mine_spark, session  # noqa: E402
+from engine.spark import pseudo_documents, mine_spark, session  # noqa: E402
+from tests.support import ROOT, assert_one_line_error, write_shards
 
 
 @pytest.fixture(scope="module")
@@ -30,27 +29,6 @@ def spark():
     s = session("local[2]")
     yield s
     s.stop()
-
-
-def write_shards(folder, texts, cuts, doc_ids=None, sites=None, fmt="parquet"):
-    """The documents cut into shards at ``cuts`` (uneven sizes, empty ones allowed)."""
-    os.makedirs(folder, exist_ok=True)
-    bounds = [0, *sorted(cuts), len(texts)]
-    for k, (a, b) in enumerate(zip(bounds, bounds[1:])):
-        cols = {"text": texts[a:b]}
-        if doc_ids is not None:
-            cols["doc_id"] = doc_ids[a:b]
-        if sites is not None:
-            cols["url"] = [f"https://{s}/{i}" for s, i in zip(sites[a:b], range(a, b))]
-        path = os.path.join(folder, f"part-{k:03d}.{fmt}")
-        if fmt == "parquet":
-            pq.write_table(pa.table(cols, schema=pa.schema(
-                [(n, pa.int64() if n == "doc_id" else pa.string()) for n in cols])), path, row_group_size=3)
-        else:
-            with open(path, "w", encoding="utf-8") as fh:
-                for i in range(b - a):
-                    fh.write(json.dumps({n: v[i] for n, v in cols.items()}) + "\n")
-    return folder
 
 
 corpus = st.lists(st.lists(st.sampled_from("abc"), max_size=14), min_size=1, max_size=12)
@@ -70,19 +48,19 @@ def test_spark_equals_the_definition_on_uneven_shards(spark, tmp_path_factory, d
     # no doc_id column: the row number over the shards in name order
     assert documents["doc_id"].to_list() == list(range(len(docs)))
     assert documents["covered_tokens"].to_list() == covered
-    assert s["covered_tokens"] == sum(covered) and s["engine"] == "spark"
+    assert s.covered_tokens == sum(covered) and s.engine == "spark"
 
 
 def test_pseudo_documents_keep_segments_apart():
     segs = pa.array([["a b", "b c d"], [], ["a"]], pa.list_(pa.large_string()))
-    tokens, offsets, vocab, n_sep, within = _pseudo_documents(segs)
+    tokens, offsets, vocab, n_sep, within = pseudo_documents(segs)
     words = [vocab[t] for t in tokens]
     assert n_sep == 1 and offsets.tolist() == [0, 6, 6, 7] and within is None
     assert words[:2] == ["a", "b"] and words[2].startswith("\x00") and words[3:6] == ["b", "c", "d"]
     assert words[6] == "a"
     # each token's place in its own document, the segments' starts given
     starts = pa.array([[3, 9], [], [0]], pa.list_(pa.int64()))
-    within = _pseudo_documents(segs, starts)[4]
+    within = pseudo_documents(segs, starts)[4]
     assert within.tolist() == [3, 4, -1, 9, 10, 11, 0]
 
 
@@ -94,7 +72,7 @@ def compare_with_local(tmp_path, source, spark, sigma=20, L=10):
         b = (tmp_path / "spark" / name).read_bytes()
         assert a == b, name
     for key in ("sigma", "min_len", "documents", "tokens", "covered_tokens", "coverage", "phrases"):
-        assert s[key] == local.summary[key], key
+        assert getattr(s, key) == getattr(local.summary, key), key
     return s
 
 
@@ -110,7 +88,7 @@ def test_spark_gives_the_local_files_on_real_text(spark, tmp_path):
         pq.write_table(pa.table({"url": urls[a:b], "text": texts[a:b]}), folder / f"part-{k}.parquet",
                        row_group_size=64)
     s = compare_with_local(tmp_path / "a", str(folder), spark, sigma=10, L=8)
-    assert s["phrases"] > 10 and 0 < s["coverage"] < 1
+    assert s.phrases > 10 and 0 < s.coverage < 1
     jl = tmp_path / "jl"
     jl.mkdir()
     ids = table.column("doc_id").to_pylist()
@@ -162,9 +140,9 @@ def test_spark_run_in_the_store_is_the_local_run(spark, tmp_path):
     local_db, spark_db = str(tmp_path / "local.duckdb"), str(tmp_path / "spark.duckdb")
     local = mine(str(folder), 10, 8, db=local_db)
     s = mine_spark(str(folder), 10, 8, str(tmp_path / "out"), spark=spark, db=spark_db)
-    assert s["snapshot_id"] == local.snapshot_id and s["run_id"] is not None
+    assert s.snapshot_id == local.snapshot_id and s.run_id is not None
     row_l, want = stored_run(local_db)
-    row_s, got = stored_run(spark_db, s["run_id"])
+    row_s, got = stored_run(spark_db, s.run_id)
     assert want["phrases"] and want["spans"]
     for key in want:
         assert got[key] == want[key], key
@@ -173,20 +151,20 @@ def test_spark_run_in_the_store_is_the_local_run(spark, tmp_path):
     assert row_s["summary"]["engine"] == "spark"
     # the result files are the local engine's too; their summary names the stored run
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
-    assert summary["run_id"] == s["run_id"] and summary["snapshot_id"] == local.snapshot_id
+    assert summary["run_id"] == s.run_id and summary["snapshot_id"] == local.snapshot_id
     local_files = tmp_path / "lf"
     mine(str(folder), 10, 8, db=local_db, out=str(local_files))
     for name in ("phrases.parquet", "documents.parquet", "sites.parquet"):
         assert (local_files / name).read_bytes() == (tmp_path / "out" / name).read_bytes(), name
     # mined again into the same store: the snapshot is found, a second run added
     s2 = mine_spark(str(folder), 10, 8, None, spark=spark, db=spark_db)
-    assert s2["run_id"] != s["run_id"] and stored_run(spark_db, s2["run_id"])[1] == got
+    assert s2.run_id != s.run_id and stored_run(spark_db, s2.run_id)[1] == got
     # the dashboard opens the Spark run: its phrases and a document's highlighted spans
     from streamlit.testing.v1 import AppTest
     os.environ["BOILERSCOPE_DB"] = spark_db
     try:
         at = AppTest.from_file(os.path.join(ROOT, "app.py"), default_timeout=180)
-        at.session_state["bs.snapshot"] = s["snapshot_id"]
+        at.session_state["bs.snapshot"] = s.snapshot_id
         at.session_state["bs.init"] = True
         at.run()
         assert not at.exception, at.exception
@@ -262,8 +240,8 @@ def test_spark_submit_runs_the_job_as_the_readme_says(tmp_path):
     write_shards(str(tmp_path / "in"), texts, [5], doc_ids=list(range(12)))
     env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYTHONPATH": ""}
     p = subprocess.run([submit, "--master", "local[1]", "--py-files", str(zpath),
-                        os.path.join(ROOT, "spark_job.py"), str(tmp_path / "in"),
-                        "--out", str(tmp_path / "res"), "--sigma", "3", "--min-len", "4"],
+                        os.path.join(ROOT, "engine", "__main__.py"), "mine", str(tmp_path / "in"),
+                        "--engine", "spark", "--out", str(tmp_path / "res"), "--sigma", "3", "--min-len", "4"],
                        capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600)
     assert p.returncode == 0, p.stderr[-2000:]
     phrases = pl.read_parquet(tmp_path / "res" / "phrases.parquet")

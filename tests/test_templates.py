@@ -5,9 +5,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import naive
+from tests import naive
 from engine.errors import BoilerscopeError
 from engine.templates import SLOT, check_max_slot, mine_templates
+from tests.support import ROOT, assert_one_line_error, planted
 
 
 def run(docs, sigma, min_len, max_slot, max_slots=4):
@@ -88,24 +89,6 @@ def test_max_slot_range(bad):
     assert check_max_slot(1) == 1 and check_max_slot(16) == 16
 
 
-def planted(path, docs=60, seed=0):
-    import random
-
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-    rng = random.Random(seed)
-    words = [f"w{i}" for i in range(300)]
-    names = ["anna smith", "bob", "carol de la cruz", "dan", "eve jones"]
-    texts = []
-    for i in range(docs):
-        line = (f"Posted by {rng.choice(names)} on {rng.randint(1, 28)} March {rng.choice([2023, 2024])} "
-                "· Leave a comment · Share on Facebook Twitter")
-        texts.append(" ".join(rng.choice(words) for _ in range(30)) + " " + line + " "
-                     + " ".join(rng.choice(words) for _ in range(10)))
-    pq.write_table(pa.table({"text": texts, "url": [f"https://s{i % 3}.example/{i}" for i in range(docs)]}), path)
-    return texts
-
-
 def test_mine_templates_writes_the_contract_files(cli, tmp_path):
     import json
 
@@ -144,7 +127,6 @@ def test_mine_templates_writes_the_contract_files(cli, tmp_path):
 
 @pytest.mark.parametrize("bad", ["0", "17", "x"])
 def test_max_slot_out_of_range_exits_2(cli, tmp_path, bad):
-    from test_cli import assert_one_line_error
     planted(tmp_path / "p.parquet", docs=5)
     assert_one_line_error(*cli("mine", tmp_path / "p.parquet", "--templates", "--max-slot", bad, "--quiet"),
                           "max-slot")
@@ -158,7 +140,7 @@ def test_numba_maximality_check_equals_the_exact_one(docs, data, max_slot, max_s
     prefixes) agrees with the definition (tests/naive.py) on any pattern cut
     from the corpus."""
     from engine.kernels import templates as KT
-    from engine.templates import _Corpus
+    from engine.templates import Corpus
     vocab = {t: i for i, t in enumerate("abc")}
     flat = np.array([vocab[t] for d in docs for t in d], np.int64)
     off = np.zeros(len(docs) + 1, np.int64)
@@ -181,7 +163,7 @@ def test_numba_maximality_check_equals_the_exact_one(docs, data, max_slot, max_s
                 starts.append(int(off[i]) + s)
                 ends.append(int(off[i]) + e)
     starts, ends = np.array(starts, np.int64), np.array(ends, np.int64)
-    c = _Corpus(flat, off)
+    c = Corpus(flat, off)
     df = c.df(starts)
     scratch = np.zeros(3, np.int64), np.full(3, -1, np.int64)
     fast = KT.maximal_check(c.tokens, c.doc_of, c.doc_offsets, np.array(pattern, np.int64),
@@ -220,8 +202,7 @@ def test_threads_give_the_serial_answer(monkeypatch):
     import pyarrow.parquet as pq
 
     import engine.templates as T
-    from engine.tokenize import tokenize_arrow
-    from conftest import ROOT
+    from engine.tokenizer import tokenize_arrow
     texts = pq.read_table(os.path.join(ROOT, "data", "demo.parquet"), columns=["text"]).column("text").slice(0, 400)
     tk = tokenize_arrow(texts, workers=1)
     tokens, off = np.asarray(tk.tokens), np.asarray(tk.doc_offsets)
@@ -234,7 +215,7 @@ def test_threads_give_the_serial_answer(monkeypatch):
         [(t.pattern, t.df, t.starts.tolist(), t.ends.tolist()) for t in threaded]
     assert serial_stats["nodes"] == threaded_stats["nodes"] and threaded_stats["workers"] == 3
     # positions in int64 (as past 2^31 tokens) give the int32 answer, fillers included
-    monkeypatch.setattr(T, "MAX_POSITIONS_32", 0)
+    monkeypatch.setattr(T, "MAX_TOKENS_32", 0)
     wide = mine_templates(tokens, off, 5, 8, workers=2)
     assert [(t.pattern, t.df, t.starts.tolist(), t.ends.tolist(), t.filler_rows.tolist()) for t in serial] == \
         [(t.pattern, t.df, t.starts.tolist(), t.ends.tolist(), t.filler_rows.tolist()) for t in wide]

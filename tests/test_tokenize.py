@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import naive
+from tests import naive
 from engine.errors import BoilerscopeError
-from engine.tokenize import tokenize_arrow, tokenize_lists
+from engine.tokenizer import tokenize_arrow, tokenize_lists
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 VECTORS = [json.loads(line) for line in open(os.path.join(HERE, "contract", "tokens.jsonl"), encoding="utf-8")]
@@ -172,7 +172,7 @@ def test_token_lists_match_their_plain_reading(docs, kind):
     """Token lists (the index's own tokens): used as given, null tokens
     skipped, lowercased with str.lower(), joined by single spaces, spans in
     code points into that text."""
-    from engine.tokenize import tokenize_token_lists
+    from engine.tokenizer import tokenize_token_lists
     typ = pa.list_(pa.string()) if kind == "list" else pa.large_list(pa.large_string())
     tk, texts = tokenize_token_lists(pa.array(docs, typ))
     for d, lst in enumerate(docs):

@@ -46,7 +46,7 @@ def test_template_views_agree_with_the_run_files(tmp_path):
     import polars as pl
 
     from engine.api import mine
-    from test_templates import planted
+    from tests.support import planted
 
     texts = planted(tmp_path / "p.parquet")
     store = Store(str(tmp_path / "s.duckdb"))

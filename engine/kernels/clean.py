@@ -6,6 +6,7 @@ from numba import njit
 
 from ..config import NJIT
 from .hashing import FNV_OFFSET, FNV_PRIME
+from .templates import SLOT
 
 
 @njit(**NJIT)
@@ -67,7 +68,6 @@ def mark_cut(tokens, doc_offsets, L, sorted_hash, sorted_grams):
     return cut
 
 
-SLOT = -1  # a slot in a template pattern (engine.kernels.templates.SLOT)
 
 
 @njit(**NJIT)

@@ -10,14 +10,13 @@ from __future__ import annotations
 import os
 
 from .. import api
+from ..constants import ALL_SNAPSHOTS, DEFAULT_MAX_SLOT
 from ..neardup import DESCRIPTIONS, SCHEMES, DedupConfig  # noqa: F401  (the Duplicates page's choices)
+from ..params import parse_sigma  # noqa: F401  (the Mine page's share of documents)
 from . import data
 from .progress import run_with_progress
 
-parse_sigma = api.parse_sigma
-
-
-def decide(text: str, decision: str | None, note: str = "", scope: str = "*") -> None:
+def decide(text: str, decision: str | None, note: str = "", scope: str = ALL_SNAPSHOTS) -> None:
     """Mark a phrase or template noise / keep / unsure (None clears), for all
     snapshots (``*``) or one."""
     data.store().set_decision(text, decision, note, scope=scope)
@@ -40,7 +39,7 @@ def mine(sid: str, sigma: int, min_len: int, algo: str, max_slot: int = 0):
     label = f"Mining sigma {sigma}, L {min_len}" + (" with templates" if max_slot else "")
     return run_with_progress(
         lambda cb: api.mine(s.path, int(sigma), int(min_len), algo=algo, store=s, snapshot=sid, progress=cb,
-                            templates=bool(max_slot), max_slot=int(max_slot) or api.DEFAULT_MAX_SLOT), label)
+                            templates=bool(max_slot), max_slot=int(max_slot) or DEFAULT_MAX_SLOT), label)
 
 
 def detect(sid: str, run_id: int | None, raw: bool, config: DedupConfig) -> dict:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from ..constants import ALL_SNAPSHOTS
 from . import actions, nav, state
 
 
@@ -32,7 +33,7 @@ def detail_picker(label: str, ids: list, labels: dict, current: int, prefix: str
 
 def scope(prefix: str, sid: str) -> str:
     """Where a decision made on this page applies: this snapshot or all ('*')."""
-    return sid if st.session_state.get(f"{prefix}.scope") == "this snapshot" else "*"
+    return sid if st.session_state.get(f"{prefix}.scope") == "this snapshot" else ALL_SNAPSHOTS
 
 
 def decision_row(text: str, current: str | None, prefix: str, sid: str) -> None:

@@ -11,7 +11,7 @@ long tokens, one per run of letters.
 
 The character class is taken from the ``regex`` module's own Unicode tables
 (the reference implementation of ``\\p{..}``), compiled once into a lookup
-table of 0x110000 bytes; the scan itself runs in :mod:`engine.kernels.tokenize`.
+table of 0x110000 bytes; the scan itself runs in :mod:`engine.kernels.tokenizer`.
 """
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ import pyarrow.compute as pc
 import regex
 
 from .errors import BoilerscopeError
-from .kernels import tokenize as K
+from .kernels import tokenizer as K
 
 
 TOKEN_PATTERN = r"[\p{L}\p{M}\p{N}]+"

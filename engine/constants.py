@@ -1,0 +1,44 @@
+"""The product's constants, each defined once: defaults of a run, the limits
+of its parameters and of the token arrays, and the spellings the files share.
+
+The command line, the Python API and the dashboard read their defaults from
+here; the kernels, which may import nothing but numpy and numba, keep their
+own copy of the slot id (:data:`engine.kernels.templates.SLOT`, checked equal
+by the tests).
+"""
+from __future__ import annotations
+
+#: The release (pyproject.toml reads it from here).
+VERSION = "0.1.0"
+
+#: The store a command uses when none is given.
+DEFAULT_DB = "boilerscope.duckdb"
+#: sigma: the least number of documents a phrase occurs in.
+DEFAULT_SIGMA = 20
+#: L: the least length of a reported phrase, in tokens.
+DEFAULT_MIN_LEN = 10
+#: The miners a run may ask for; ``auto`` lets the planner choose.
+ALGOS = ("auto", "bloomspan", "fhk")
+DEFAULT_ALGO = "auto"
+
+#: W: the most tokens a template's slot stands for, and its range.
+DEFAULT_MAX_SLOT = 4
+MAX_SLOT_RANGE = (1, 16)
+#: The most slots a template has.
+DEFAULT_MAX_SLOTS = 4
+#: A slot, as written in a template's text («showing * of * products»).
+SLOT_TEXT = "*"
+#: The scope of a decision that holds for every snapshot of a store.
+ALL_SNAPSHOTS = "*"
+
+#: sigma and L are counts of documents and tokens: both fit in 31 bits.
+MAX_COUNT = 2**31 - 2
+#: The most tokens whose positions fit in int32 (the suffix-array baseline's
+#: limit, and the templates' growth keeps positions in int32 up to it).
+MAX_TOKENS_32 = 2**31 - 2
+
+#: Files a snapshot may be, and those a folder or glob of shards may hold.
+SNAPSHOT_SUFFIXES = (".parquet", ".jsonl", ".csv")
+SHARD_SUFFIXES = (".parquet", ".jsonl")
+#: A store's file name ends so.
+STORE_SUFFIX = ".duckdb"

@@ -1,0 +1,184 @@
+"""One mining run, start to end: the orchestration every front end calls.
+
+The command line, the Python API (:func:`engine.api.connect`) and the
+dashboard call :func:`mine_snapshot`; the Spark job (:mod:`engine.spark`)
+shares its last steps (:func:`publish_run`, the frames of
+:mod:`engine.frames` and :class:`engine.summary.RunSummary`).  The steps:
+
+1. read the snapshot's arrays and metadata from the store;
+2. plan (:mod:`engine.planner`: which miner, in memory or out of core, the
+   sigma-1 rule) and warm the planned kernels;
+3. mine (:func:`engine.planner.mine_tokens`);
+4. build the result frames (:mod:`engine.frames`), and mine the templates
+   when asked (:mod:`engine.templates`);
+5. publish: the store's rows and the result files in one transaction
+   (:func:`publish_run`).
+
+Per-stage seconds go to the summary; progress is one callable
+``progress(stage, fraction)`` or None.
+"""
+from __future__ import annotations
+
+import contextlib
+import resource
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+
+from . import frames as F
+from .constants import DEFAULT_MAX_SLOTS, VERSION
+from .coverage import ranges_mask
+from .errors import BoilerscopeError
+from .files import ResultSet
+from .memory import Pager
+from .params import RunParams
+from .planner import mine_tokens, plan_mining, warm_up
+from .summary import RunSummary
+from .templates import mine_templates
+
+
+@dataclass
+class Run:
+    """The result of one mining run (the frames as in the result files)."""
+
+    run_id: int | None
+    snapshot_id: str
+    phrases: pl.DataFrame
+    documents: pl.DataFrame
+    sites: pl.DataFrame
+    summary: RunSummary
+
+
+def publish_run(st, sid: str, sigma: int, min_len: int, algo: str, frames: dict, summary: RunSummary,
+                files: dict, out: str | None, timings: dict, t_start: float) -> int:
+    """Store a run and publish its result files: inside the run's
+    transaction the summary gets its run id, its seconds and peak memory and
+    the files are staged; the staged files take ``out``'s place after the
+    commit, and a failed swap deletes the run, so the store and the files
+    never disagree.  Returns the run id."""
+    result_set = ResultSet(out) if out is not None else None
+    t_store = time.perf_counter()
+    stored = summary.to_dict()  # the store writes it after finish() completed it
+
+    def finish(run_id: int) -> None:
+        summary.run_id = run_id
+        timings["store"] = time.perf_counter() - t_store
+        summary.seconds = {k: round(v, 4) for k, v in timings.items()}
+        summary.seconds["total"] = round(time.perf_counter() - t_start, 4)
+        if summary.engine is None:
+            summary.peak_rss_bytes = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+        stored.clear()
+        stored.update(summary.to_dict())
+        if result_set is not None:
+            result_set.prepare(files, "summary.json", stored)
+
+    with result_set.staged() if result_set else contextlib.nullcontext():
+        run_id = st.add_run(sid, sigma, min_len, algo, frames, stored, before_commit=finish)
+    if result_set is not None:
+        try:
+            result_set.publish()
+        except BoilerscopeError:
+            st.delete_run(run_id)
+            raise
+    return run_id
+
+
+def _site_codes(meta: pl.DataFrame) -> tuple[np.ndarray, int]:
+    codes = meta["site"].cast(pl.Categorical).to_physical().to_numpy().astype(np.int64)
+    return codes, (int(codes.max()) + 1 if codes.shape[0] else 0)
+
+
+def mine_snapshot(st, sid: str, params: RunParams, *, out: str | None = None, progress=None,
+                  timings: dict | None = None, t_start: float | None = None) -> Run:
+    """Mine snapshot ``sid`` of store ``st`` with checked ``params``
+    (:meth:`engine.params.RunParams.checked`), record the run and write the
+    result files into ``out``.  ``timings`` may hold stages already spent
+    (the ingest of a one-step ``mine``), ``t_start`` when the run began."""
+    t_start = time.perf_counter() if t_start is None else t_start
+    timings = {} if timings is None else timings
+    report = progress or (lambda stage, fraction: None)
+
+    t = time.perf_counter()
+    arrays = st.arrays(sid)
+    vocab = st.vocabulary(sid)
+    meta = st.documents_meta(sid)
+    n_docs = meta.height
+    sigma = params.sigma_for(n_docs)
+    tokens = np.ascontiguousarray(arrays.tokens)
+    doc_offsets = np.ascontiguousarray(arrays.doc_offsets)
+    timings["load"] = time.perf_counter() - t
+
+    t = time.perf_counter()
+    plan = plan_mining(tokens, doc_offsets, sigma, params.min_len, params.algo, params.memory)
+    timings["choose"] = time.perf_counter() - t
+    compile_s = warm_up(plan)
+    t = time.perf_counter()
+    res = mine_tokens(tokens, doc_offsets, len(vocab), sigma, params.min_len, workers=params.workers,
+                      memory=params.memory, progress=report, plan=plan)
+    memory_used = res.stats.pop("memory", None) or plan.memory.as_dict()
+    mining = time.perf_counter() - t
+    timings.update(res.stats.pop("timings"))
+    timings["mining"] = mining  # the miner's stages together (the kernels' time)
+
+    t = time.perf_counter()
+    site_codes, n_sites = _site_codes(meta)
+    allp, phrases, occ = F.phrase_frames(tokens, doc_offsets, vocab, site_codes, n_sites, res)
+    per_doc = np.asarray(res.covered, np.int64)
+    spans = F.spans_frame(doc_offsets, arrays.span_start, arrays.span_end, res.rng_pos, res.rng_len, res.rng_node)
+    if plan.out_of_core:  # the pages the results read
+        for arr in (arrays.tokens, arrays.span_start, arrays.span_end):
+            Pager(arr).release()
+    timings["results"] = time.perf_counter() - t
+
+    n_tokens = int(tokens.shape[0])
+    covered_phrases = int(res.covered.sum())
+    files, store_frames, tsummary = {}, {}, None
+    if params.templates:
+        t = time.perf_counter()
+        tstats: dict = {}
+        found = mine_templates(tokens, doc_offsets, sigma, params.min_len, params.max_slot, stats=tstats,
+                               progress=report, workers=params.workers)
+        pos = np.asarray(res.rng_pos, np.int64)
+        phrase_mask = ranges_mask(n_tokens, pos, pos + np.asarray(res.rng_len, np.int64))
+        t_frames = time.perf_counter()
+        tf = F.template_frames(found, tokens, doc_offsets, arrays.span_start, arrays.span_end, vocab,
+                               meta["doc_id"].to_numpy(), meta["site"].to_list(), phrase_mask)
+        tstats["seconds"]["frames"] = round(time.perf_counter() - t_frames, 3)
+        per_doc = np.asarray(tf.covered_per_doc, np.int64)
+        store_frames = {"run_templates": tf.store_templates.with_columns(pl.lit(params.max_slot, pl.Int32)
+                                                                         .alias("max_slot")),
+                        "run_template_occurrences": tf.store_occurrences}
+        files = {"templates.parquet": tf.templates, "template_occurrences.parquet": tf.occurrences,
+                 "spans.parquet": tf.spans}
+        timings["templates"] = time.perf_counter() - t
+        covered = int(per_doc.sum())
+        tsummary = {
+            "max_slot": params.max_slot, "max_slots": DEFAULT_MAX_SLOTS, "templates": int(tf.templates.height),
+            "seeds": tstats["seeds"], "nodes": tstats["nodes"], "max_work": tstats["max_work"],
+            "truncated_seeds": tstats["truncated_seeds"], "seconds": tstats["seconds"],
+            "covered_tokens_without_templates": covered_phrases,
+            "coverage_without_templates": covered_phrases / n_tokens if n_tokens else 0.0,
+            "covered_tokens_with_templates": covered,
+            "coverage_with_templates": covered / n_tokens if n_tokens else 0.0}
+    documents = F.documents_frame(meta, per_doc)
+    sites = F.sites_frame(documents)
+    run_docs = pl.DataFrame({"doc_index": np.arange(n_docs, dtype=np.int32), "covered_tokens": per_doc})
+    summary = RunSummary(
+        version=VERSION, snapshot_id=sid, sigma=sigma, sigma_given=str(params.sigma), min_len=params.min_len,
+        algo=params.algo, algo_used=plan.used, algo_choice=plan.choice or None, documents=n_docs,
+        tokens=n_tokens, covered_tokens=int(per_doc.sum()), phrases=int(phrases.height),
+        filters={k: v for k, v in res.stats.items()
+                 if k not in ("workers", "filter_bytes", "nodes", "phrases")} or None,
+        workers=res.stats["workers"], filter_bytes=res.stats["filter_bytes"],
+        explaining_phrases=res.stats["nodes"], compile_seconds=round(compile_s, 4), memory=memory_used,
+        templates=tsummary)
+    report("store", 1.0)
+    run_id = publish_run(
+        st, sid, sigma, params.min_len, params.algo,
+        {"run_phrases": allp, "run_occurrences": occ, "run_documents": run_docs, "run_spans": spans,
+         **store_frames}, summary,
+        {"phrases.parquet": phrases, "documents.parquet": documents, "sites.parquet": sites, **files},
+        out, timings, t_start)
+    return Run(run_id=run_id, snapshot_id=sid, phrases=phrases, documents=documents, sites=sites, summary=summary)

@@ -1,0 +1,170 @@
+"""What the tests share: corpora they write, the brute-force oracles' inputs,
+and the checks every command-line test makes.  Import it as
+``from tests.support import ...`` (the oracles are in :mod:`tests.naive`).
+"""
+import json
+import os
+import random
+import string
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from engine.store import Store
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+
+
+def mine_token_lists(docs, sigma, min_len, workers=1, memory=None):
+    """Mine documents given as token lists; answer as {phrase tuple: (df, occ)}.
+    ``memory``: the budget (a tiny one forces the out-of-core path)."""
+    from engine.planner import mine_tokens
+
+    vocab = {}
+    ids = [[vocab.setdefault(t, len(vocab)) for t in d] for d in docs]
+    flat = np.array([t for d in ids for t in d], np.int32)
+    off = np.zeros(len(docs) + 1, np.int64)
+    off[1:] = np.cumsum([len(d) for d in ids])
+    res = mine_tokens(flat, off, len(vocab), sigma, min_len, workers=workers, memory=memory)
+    inv = {v: k for k, v in vocab.items()}
+    answer = {}
+    for i in np.flatnonzero(res.node_max):
+        r, m = int(res.node_rep[i]), int(res.node_len[i])
+        answer[tuple(inv[int(x)] for x in flat[r:r + m])] = (int(res.node_df[i]), int(res.node_occ[i]))
+    return answer, [int(c) for c in res.covered], res, flat, off
+
+
+EXAMPLE = [
+    "Новый ноутбук Acer Swift. Доставка бесплатно при заказе от 3000 рублей!",
+    "Чехол для iPhone 15 — доставка бесплатно, при заказе от 3000 рублей.",
+    "Доставка бесплатно при заказе от 3000 рублей. Наушники Sony",
+    "наушники sony wh 1000 доставка бесплатно",
+]
+
+
+def snapshot(tmp_path, name="snap.parquet", texts=EXAMPLE, **cols):
+    table = pa.table({"text": texts, "url": [f"https://shop{i % 2}.example/p{i}" for i in range(len(texts))], **cols})
+    path = tmp_path / name
+    pq.write_table(table, path)
+    return path
+
+
+def assert_one_line_error(status, out, err, *words):
+    assert status == 2, (status, out, err)
+    lines = [line for line in err.strip().splitlines() if line.strip()]
+    assert len(lines) == 1, err
+    assert "Traceback" not in err
+    for w in words:
+        assert w.lower() in lines[0].lower(), lines[0]
+
+
+WORDS = ["alpha", "Beta", "gamma", "δέλτα", "e-mail", "x", "2024", "ünï"]
+
+
+def documents(n, seed=0, sites=3):
+    rng = random.Random(seed)
+    docs = []
+    for i in range(n):
+        body = " ".join(rng.choice(WORDS) for _ in range(rng.randint(0, 30)))
+        docs.append({"doc_id": 1000 + 7 * i, "url": f"https://s{i % sites}.example/p{i}",
+                     "text": f"Header of the site. {body} Footer © 2024 all rights reserved"})
+    return docs
+
+
+def write_parquet(path, docs, row_group=None):
+    table = pa.table({k: [d[k] for d in docs] for k in ("doc_id", "url", "text")})
+    pq.write_table(table, path, row_group_size=row_group)
+
+
+def write_jsonl(path, docs):
+    with open(path, "w", encoding="utf-8") as fh:
+        for d in docs:
+            fh.write(json.dumps(d, ensure_ascii=False) + "\n")
+
+
+def cut(docs, sizes):
+    out, i = [], 0
+    for s in sizes:
+        out.append(docs[i:i + s])
+        i += s
+    out.append(docs[i:])
+    return out
+
+
+def store_state(db):
+    with Store(str(db), read_only=True) as st:
+        return (st.snapshots()["snapshot_id"].to_list(), st.runs()["run_id"].to_list(),
+                st.query("SELECT count(*) AS n FROM documents")["n"][0],
+                st.query("SELECT count(*) AS n FROM run_phrases")["n"][0])
+
+
+def leftovers(folder):
+    """Temporary names any writer of ours uses."""
+    found = []
+    for base, dirs, files in os.walk(folder):
+        for n in dirs + files:
+            if n.endswith(".tmp") or n.startswith(".tmp-") or ".new-" in n or ".old-" in n:
+                found.append(os.path.join(base, n))
+    return found
+
+
+def planted_corpus(n_docs=40, words=300, seed=7):
+    rng = random.Random(seed)
+    seen = set()
+
+    def word():
+        while True:
+            w = "".join(rng.choice(string.ascii_lowercase) for _ in range(8))
+            if w not in seen:
+                seen.add(w)
+                return w
+
+    docs = [[word() for _ in range(words)] for _ in range(n_docs)]
+    phrases = {"this is the first test sentence": 3, "another unique phrase for testing": 5,
+               "a third sentence": 4}
+    for phrase, k in phrases.items():
+        for d in rng.sample(range(n_docs), k):
+            at = rng.randrange(words)
+            docs[d][at:at] = phrase.split()
+    return docs, phrases
+
+
+def planted(path, docs=60, seed=0):
+    import random
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    rng = random.Random(seed)
+    words = [f"w{i}" for i in range(300)]
+    names = ["anna smith", "bob", "carol de la cruz", "dan", "eve jones"]
+    texts = []
+    for i in range(docs):
+        line = (f"Posted by {rng.choice(names)} on {rng.randint(1, 28)} March {rng.choice([2023, 2024])} "
+                "· Leave a comment · Share on Facebook Twitter")
+        texts.append(" ".join(rng.choice(words) for _ in range(30)) + " " + line + " "
+                     + " ".join(rng.choice(words) for _ in range(10)))
+    pq.write_table(pa.table({"text": texts, "url": [f"https://s{i % 3}.example/{i}" for i in range(docs)]}), path)
+    return texts
+
+
+def write_shards(folder, texts, cuts, doc_ids=None, sites=None, fmt="parquet"):
+    """The documents cut into shards at ``cuts`` (uneven sizes, empty ones allowed)."""
+    os.makedirs(folder, exist_ok=True)
+    bounds = [0, *sorted(cuts), len(texts)]
+    for k, (a, b) in enumerate(zip(bounds, bounds[1:])):
+        cols = {"text": texts[a:b]}
+        if doc_ids is not None:
+            cols["doc_id"] = doc_ids[a:b]
+        if sites is not None:
+            cols["url"] = [f"https://{s}/{i}" for s, i in zip(sites[a:b], range(a, b))]
+        path = os.path.join(folder, f"part-{k:03d}.{fmt}")
+        if fmt == "parquet":
+            pq.write_table(pa.table(cols, schema=pa.schema(
+                [(n, pa.int64() if n == "doc_id" else pa.string()) for n in cols])), path, row_group_size=3)
+        else:
+            with open(path, "w", encoding="utf-8") as fh:
+                for i in range(b - a):
+                    fh.write(json.dumps({n: v[i] for n, v in cols.items()}) + "\n")
+    return folder
