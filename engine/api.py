@@ -30,7 +30,7 @@ from .errors import BoilerscopeError
 from .files import ResultSet, atomic_file
 from .params import RunParams
 from .progress import byte_progress
-from .runner import Run, mine_snapshot
+from .runner import Run, mine_snapshot, result_set
 from .snapshot import SnapshotReader, load
 from .store import Store
 
@@ -106,10 +106,9 @@ class Boilerscope:
         (about 16 MB of data, two at a time), the vocabulary and 8 bytes per
         document.  ``progress("ingest", fraction)`` follows the bytes read.
         """
-        if is_store(source):
-            raise BoilerscopeError(f"{source} is a store, not a snapshot; give a .parquet, .jsonl or .csv file, "
-                                   "or a folder of shards")
-        reader = SnapshotReader(source)  # names the shards; a bad source fails here
+        return self._add(_reader(source), progress)
+
+    def _add(self, reader: SnapshotReader, progress) -> Snapshot:
         size = sum(os.path.getsize(p) for p in reader.paths)
         reader.progress = byte_progress(progress, "ingest", size)
         sid, created = self.store.add_snapshot(reader)
@@ -157,7 +156,8 @@ class Boilerscope:
         """
         params = RunParams(sigma=sigma, min_len=min_len, algo=algo, templates=templates, max_slot=max_slot,
                            memory=memory, workers=workers).checked()
-        return mine_snapshot(self.store, self.snapshot_id(snapshot), params, out=out, progress=progress)
+        return mine_snapshot(self.store, self.snapshot_id(snapshot), params, results=result_set(out),
+                             progress=progress)
 
     def dedup(self, snapshot: str | None = None, *, run: int | None = None, raw: bool = False, config=None,
               out: str | None = None, progress=None) -> dict:
@@ -206,6 +206,14 @@ class Boilerscope:
         return {**summary, "clusters_frame": res.clusters, "pairs_frame": res.pairs}
 
 
+def _reader(source: str) -> SnapshotReader:
+    """The reader of a snapshot source: it names the shards, so a bad source fails here."""
+    if is_store(source):
+        raise BoilerscopeError(f"{source} is a store, not a snapshot; give a .parquet, .jsonl or .csv file, "
+                               "or a folder of shards")
+    return SnapshotReader(source)
+
+
 def connect(db: str = DEFAULT_DB, *, read_only: bool = False) -> Boilerscope:
     """Open (or create) the store ``db``: ``with engine.connect(db) as bs: ...``."""
     return Boilerscope(db, read_only=read_only)
@@ -226,15 +234,12 @@ def ingest(source: str, db: str = DEFAULT_DB, *, progress=None, store: Store | N
     """:meth:`Boilerscope.ingest` on ``db`` (or the open ``store``); a store
     this call creates is removed again when the snapshot turns out bad.
     Returns ``(snapshot_id, created)``."""
-    if is_store(source):
-        raise BoilerscopeError(f"{source} is a store, not a snapshot; give a .parquet, .jsonl or .csv file, "
-                               "or a folder of shards")
-    SnapshotReader(source)  # a bad source fails before any store is made
+    reader = _reader(source)  # a bad source fails before any store is made
     made = store is None and not os.path.exists(db)
     arrays_made = made and not os.path.lexists(db + ".arrays")
     bs = Boilerscope(db, store=store)
     try:
-        snap = bs.ingest(source, progress=progress)
+        snap = bs._add(reader, progress)
         return snap.snapshot_id, snap.created
     except BaseException:
         if made:
@@ -274,13 +279,12 @@ def mine(source: str, sigma=DEFAULT_SIGMA, min_len=DEFAULT_MIN_LEN, *, algo: str
     t_start = time.perf_counter()
     params = RunParams(sigma=sigma, min_len=min_len, algo=algo, templates=templates, max_slot=max_slot,
                        memory=memory, workers=workers).checked()  # bad input fails before any ingest
-    if out is not None:
-        ResultSet(out)
+    results = result_set(out)
     with _open(source, db, store) as bs:
         t = time.perf_counter()
         sid = _snapshot_of(bs, source, snapshot, progress)
         timings = {"ingest": time.perf_counter() - t}
-        return mine_snapshot(bs.store, sid, params, out=out, progress=progress, timings=timings,
+        return mine_snapshot(bs.store, sid, params, results=results, progress=progress, timings=timings,
                              t_start=t_start)
 
 

@@ -51,14 +51,19 @@ class Run:
     summary: RunSummary
 
 
+def result_set(out: str | None) -> ResultSet | None:
+    """The result folder ``out`` checked (a file, or a folder of other files,
+    is refused before any work), or None."""
+    return ResultSet(out) if out is not None else None
+
+
 def publish_run(st, sid: str, sigma: int, min_len: int, algo: str, frames: dict, summary: RunSummary,
-                files: dict, out: str | None, timings: dict, t_start: float) -> int:
+                files: dict, results: ResultSet | None, timings: dict, t_start: float) -> int:
     """Store a run and publish its result files: inside the run's
     transaction the summary gets its run id, its seconds and peak memory and
-    the files are staged; the staged files take ``out``'s place after the
-    commit, and a failed swap deletes the run, so the store and the files
-    never disagree.  Returns the run id."""
-    result_set = ResultSet(out) if out is not None else None
+    the files are staged into ``results`` (:func:`result_set`); the staged
+    files take the folder's place after the commit, and a failed swap deletes
+    the run, so the store and the files never disagree.  Returns the run id."""
     t_store = time.perf_counter()
     stored = summary.to_dict()  # the store writes it after finish() completed it
 
@@ -71,14 +76,14 @@ def publish_run(st, sid: str, sigma: int, min_len: int, algo: str, frames: dict,
             summary.peak_rss_bytes = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
         stored.clear()
         stored.update(summary.to_dict())
-        if result_set is not None:
-            result_set.prepare(files, "summary.json", stored)
+        if results is not None:
+            results.prepare(files, "summary.json", stored)
 
-    with result_set.staged() if result_set else contextlib.nullcontext():
+    with results.staged() if results else contextlib.nullcontext():
         run_id = st.add_run(sid, sigma, min_len, algo, frames, stored, before_commit=finish)
-    if result_set is not None:
+    if results is not None:
         try:
-            result_set.publish()
+            results.publish()
         except BoilerscopeError:
             st.delete_run(run_id)
             raise
@@ -90,12 +95,13 @@ def _site_codes(meta: pl.DataFrame) -> tuple[np.ndarray, int]:
     return codes, (int(codes.max()) + 1 if codes.shape[0] else 0)
 
 
-def mine_snapshot(st, sid: str, params: RunParams, *, out: str | None = None, progress=None,
+def mine_snapshot(st, sid: str, params: RunParams, *, results: ResultSet | None = None, progress=None,
                   timings: dict | None = None, t_start: float | None = None) -> Run:
     """Mine snapshot ``sid`` of store ``st`` with checked ``params``
     (:meth:`engine.params.RunParams.checked`), record the run and write the
-    result files into ``out``.  ``timings`` may hold stages already spent
-    (the ingest of a one-step ``mine``), ``t_start`` when the run began."""
+    result files into ``results`` (:func:`result_set`).  ``timings`` may hold
+    stages already spent (the ingest of a one-step ``mine``), ``t_start``
+    when the run began."""
     t_start = time.perf_counter() if t_start is None else t_start
     timings = {} if timings is None else timings
     report = progress or (lambda stage, fraction: None)
@@ -180,5 +186,5 @@ def mine_snapshot(st, sid: str, params: RunParams, *, out: str | None = None, pr
         {"run_phrases": allp, "run_occurrences": occ, "run_documents": run_docs, "run_spans": spans,
          **store_frames}, summary,
         {"phrases.parquet": phrases, "documents.parquet": documents, "sites.parquet": sites, **files},
-        out, timings, t_start)
+        results, timings, t_start)
     return Run(run_id=run_id, snapshot_id=sid, phrases=phrases, documents=documents, sites=sites, summary=summary)

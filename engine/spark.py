@@ -86,7 +86,7 @@ from .errors import BoilerscopeError, first_line
 from .files import write_result_set
 from .params import check_min_len, parse_sigma
 from .planner import mine_tokens
-from .runner import publish_run
+from .runner import publish_run, result_set
 from .summary import RunSummary
 
 log = logging.getLogger(__name__)
@@ -456,7 +456,7 @@ def store_run(db: str, source: str, meta: pl.DataFrame, offsets, within, res, al
         timings["results"] = time.perf_counter() - t
         return publish_run(st, sid, summary.sigma, summary.min_len, "bloomspan", {
             "run_phrases": allp, "run_occurrences": occ, "run_documents": run_docs,
-            "run_spans": spans}, summary, files, out, timings, t0)
+            "run_spans": spans}, summary, files, result_set(out), timings, t0)
 
 
 def pseudo_documents(segs: pa.ChunkedArray, starts=None):
