@@ -80,7 +80,7 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from . import frames as F
+from . import frames
 from .constants import VERSION
 from .errors import BoilerscopeError, first_line
 from .files import write_result_set
@@ -385,9 +385,9 @@ def mine_spark(source: str, sigma, min_len: int, out: str | None, master: str | 
         res.stats.pop("timings", None)
         site_codes = meta["site"].cast(pl.Categorical).to_physical().to_numpy().astype(np.int64)
         n_sites = int(site_codes.max()) + 1 if site_codes.shape[0] else 0
-        allp, phrases, occ = F.phrase_frames(tokens, offsets, vocab, site_codes, n_sites, res)
-        documents = F.documents_frame(meta, res.covered)
-        sites = F.sites_frame(documents)
+        allp, phrases, occ = frames.phrase_frames(tokens, offsets, vocab, site_codes, n_sites, res)
+        documents = frames.documents_frame(meta, res.covered)
+        sites = frames.sites_frame(documents)
         timings["mine"] = time.perf_counter() - t
         n_tokens = int(meta["n_tokens"].sum())
         covered = int(np.asarray(res.covered).sum())
@@ -450,7 +450,7 @@ def store_run(db: str, source: str, meta: pl.DataFrame, offsets, within, res, al
         covered[doc_index] = np.asarray(res.covered, np.int64)
         run_docs = pl.DataFrame({"doc_index": np.arange(doc_index.shape[0], dtype=np.int32),
                                  "covered_tokens": covered})
-        spans = F.spans_frame(store_offsets, arrays.span_start, arrays.span_end,
+        spans = frames.spans_frame(store_offsets, arrays.span_start, arrays.span_end,
                                 snap_pos[np.asarray(res.rng_pos, np.int64)], res.rng_len, res.rng_node)
         summary.snapshot_id = sid
         timings["results"] = time.perf_counter() - t
