@@ -42,27 +42,21 @@ def main():
         out["parts"] = parts
         out["phrases"] = None
     else:
-        from functools import partial
+        from engine.planner import mine_tokens, plan_mining
 
-        from engine.planner import mine_tokens
-        mine_tokens_fhk = partial(mine_tokens, algo="fhk")
-        if algo != "auto":
-            fn = mine_tokens_fhk if algo == "fhk" else mine_tokens
-        else:
-            from engine.shape import choose_algorithm
-
-            def fn(tokens, offsets, vocab, sigma, L, workers=None):
-                used, _ = choose_algorithm(tokens, offsets, sigma, L)
-                out["algo_used"] = used
-                miner = mine_tokens_fhk if used == "fhk" else mine_tokens
-                return miner(tokens, offsets, vocab, sigma, L, workers=workers)
+        def fn(tokens, offsets, vocab, sigma, L, workers=None):
+            """The planner's choice for ``auto`` (what a store run does), else the miner asked for."""
+            plan = plan_mining(tokens, offsets, sigma, L, algo)
+            if algo == "auto":
+                out["algo_used"] = plan.used
+            return mine_tokens(tokens, offsets, vocab, sigma, L, workers=workers, plan=plan)
         # load the compiled kernels from numba's cache first, timed apart
         t = time.perf_counter()
         tiny = np.array([0, 1, 0, 1, 0, 1], np.int32), np.array([0, 3, 6], np.int64)
         fn(tiny[0], tiny[1], 2, 2, 2)
         if algo == "auto":  # both miners, whichever the choice will be
-            mine_tokens(tiny[0], tiny[1], 2, 2, 2)
-            mine_tokens_fhk(tiny[0], tiny[1], 2, 2, 2)
+            for miner in ("bloomspan", "fhk"):
+                mine_tokens(tiny[0], tiny[1], 2, 2, 2, algo=miner)
         out["compile_seconds"] = time.perf_counter() - t
         t = time.perf_counter()
         res = fn(tokens, offsets, vocab, sigma, L, workers=workers)

@@ -25,16 +25,16 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from .constants import DEFAULT_ALGO, DEFAULT_DB, DEFAULT_MAX_SLOT, DEFAULT_MIN_LEN, DEFAULT_SIGMA, STORE_SUFFIX, VERSION
+from .constants import DEFAULT_DB, DEFAULT_MAX_SLOT, DEFAULT_MIN_LEN, DEFAULT_SIGMA, STORE_SUFFIX, VERSION
 from .errors import BoilerscopeError
 from .files import ResultSet, atomic_file
 from .params import RunParams
-from .progress import byte_progress
+from .progress import byte_progress, checked
 from .runner import Run, mine_snapshot, result_set
 from .snapshot import SnapshotReader, load
 from .store import Store
 
-__all__ = ["Boilerscope", "Run", "Snapshot", "connect", "ingest", "mine", "dedup", "clean", "is_store"]
+__all__ = ["Boilerscope", "Dedup", "Run", "Snapshot", "connect", "ingest", "mine", "dedup", "clean", "is_store"]
 
 
 @dataclass(frozen=True)
@@ -44,6 +44,17 @@ class Snapshot:
 
     snapshot_id: str
     created: bool
+
+
+@dataclass(frozen=True)
+class Dedup:
+    """A near-duplicate detection: its id in the store, its summary (as
+    dedup_summary.json) and its frames (as clusters.parquet and pairs.parquet)."""
+
+    dedup_id: int
+    summary: dict
+    clusters: pl.DataFrame
+    pairs: pl.DataFrame
 
 
 def is_store(path: str) -> bool:
@@ -89,6 +100,13 @@ class Boilerscope:
         if not self.store.delete_run(run_id):
             raise BoilerscopeError(f"run {run_id} is not in {self.path}; 'boilerscope runs' lists them")
 
+    def run_info(self, run_id: int) -> dict:
+        """A stored run's row (its ``summary`` parsed), or an error naming the store."""
+        info = self.store.run(run_id)
+        if info is None:
+            raise BoilerscopeError(f"run {run_id} is not in {self.path}; 'boilerscope runs' lists them")
+        return info
+
     def snapshot_id(self, snapshot: str | None = None) -> str:
         """The id of ``snapshot`` (checked), or of the latest snapshot."""
         sid = snapshot or self.store.latest_snapshot()
@@ -106,19 +124,17 @@ class Boilerscope:
         (about 16 MB of data, two at a time), the vocabulary and 8 bytes per
         document.  ``progress("ingest", fraction)`` follows the bytes read.
         """
-        return self._add(_reader(source), progress)
+        return self._add(_reader(source), checked(progress))
 
     def _add(self, reader: SnapshotReader, progress) -> Snapshot:
         size = sum(os.path.getsize(p) for p in reader.paths)
-        reader.progress = byte_progress(progress, "ingest", size)
+        reader.on_bytes = byte_progress(progress, "ingest", size)
         sid, created = self.store.add_snapshot(reader)
         if progress is not None:
             progress("ingest", 1.0)
         return Snapshot(sid, created)
 
-    def mine(self, snapshot: str | None = None, *, sigma=DEFAULT_SIGMA, min_len=DEFAULT_MIN_LEN,
-             algo: str = DEFAULT_ALGO, templates: bool = False, max_slot=DEFAULT_MAX_SLOT, memory=None,
-             workers: int | None = None, out: str | None = None, progress=None) -> Run:
+    def mine(self, snapshot: str | None = None, *, out: str | None = None, progress=None, **params) -> Run:
         """Mine a snapshot of the store (default: the latest), record the run,
         optionally write the result files.
 
@@ -126,50 +142,37 @@ class Boilerscope:
         ----------
         snapshot : str, optional
             Snapshot id (default: the latest).
-        sigma : int or str
-            Minimum document count, or a share of the documents (``"0.5%"``).
-        min_len : int
-            Minimum phrase length L (>= 2).
-        algo : str
-            ``"auto"`` (default: :mod:`engine.planner` decides),
-            ``"bloomspan"`` or ``"fhk"`` (the suffix-array baseline).
-        templates : bool
-            Also mine the templates with slots (:mod:`engine.templates`):
-            their occurrences count in the coverage, and ``out`` gets
-            templates.parquet, template_occurrences.parquet and spans.parquet.
-        max_slot : int
-            W, the most tokens a slot stands for (1..16).
-        memory : int or str, optional
-            The memory budget (``"8GB"``; default ``$BOILERSCOPE_MEMORY``,
-            else half the machine's memory): a snapshot whose in-memory run
-            would not fit is mined out of core, same answer.
-        workers : int, optional
-            Threads (default: the cores).
         out : str, optional
             Folder for phrases.parquet, documents.parquet, sites.parquet and
-            summary.json.
+            summary.json (and the templates' files).
         progress : callable(str, float), optional
+        **params
+            The fields of :class:`engine.params.RunParams`: ``sigma`` (a
+            document count or a share such as ``"0.5%"``, default 20),
+            ``min_len`` (L, default 10), ``algo`` (``auto``, ``bloomspan`` or
+            ``fhk``), ``templates`` (also mine templates with slots),
+            ``max_slot`` (W), ``memory`` (the budget, such as ``"8GB"``: a
+            snapshot that does not fit is mined out of core, same answer),
+            ``workers`` (threads).
 
         Returns
         -------
         Run
         """
-        params = RunParams(sigma=sigma, min_len=min_len, algo=algo, templates=templates, max_slot=max_slot,
-                           memory=memory, workers=workers).checked()
-        return mine_snapshot(self.store, self.snapshot_id(snapshot), params, results=result_set(out),
-                             progress=progress)
+        return mine_snapshot(self.store, self.snapshot_id(snapshot), RunParams(**params).checked(),
+                             results=result_set(out), progress=checked(progress))
 
     def dedup(self, snapshot: str | None = None, *, run: int | None = None, raw: bool = False, config=None,
-              out: str | None = None, progress=None) -> dict:
+              out: str | None = None, progress=None) -> Dedup:
         """Near-duplicate clusters (see :mod:`engine.neardup`).
 
         By default (no ``run``, not ``raw``) the boilerplate is mined first
         with the default parameters and removed; ``run`` uses a stored run's
-        coverage, ``raw`` the raw text.  Returns the summary (with
-        ``dedup_id``) and, under "clusters_frame" and "pairs_frame", the
-        frames.
+        coverage, ``raw`` the raw text.  ``config`` is a
+        :class:`engine.neardup.DedupConfig` (default: the measured best).
         """
         from .neardup import DedupConfig, detect
+        progress = checked(progress)
         cfg = config or DedupConfig()
         cfg.check()
         if run is not None and raw:
@@ -203,7 +206,40 @@ class Boilerscope:
                          before_commit=finish)
         if result_set is not None:
             result_set.publish()
-        return {**summary, "clusters_frame": res.clusters, "pairs_frame": res.pairs}
+        return Dedup(summary["dedup_id"], summary, res.clusters, res.pairs)
+
+    def clean(self, run: int, *, stoplist, out: str, force: bool = False) -> pl.DataFrame:
+        """Write a cleaned snapshot: the run's snapshot with the noise phrases
+        cut (the cut rule of :mod:`engine.clean`, with the run's L and slot
+        width).
+
+        Parameters
+        ----------
+        run : int
+            The run whose snapshot, L and slot width are used.
+        stoplist : str or (noise, keep)
+            The stop-phrase list (CSV or JSON, as exported by the dashboard),
+            or the noise and keep phrase lists themselves.
+        out : str
+            The cleaned snapshot (``.parquet``); never the stop-phrase list or
+            the store, and an existing file only with ``force``.
+
+        Returns
+        -------
+        polars.DataFrame
+            Before/after figures per site and an ``(all sites)`` row.
+        """
+        from .clean import clean_store, read_stoplist
+        given = isinstance(stoplist, (tuple, list))
+        _check_out(out, force, (("the stop-phrase list", None if given else stoplist), ("the store", self.path)))
+        noise, keep = (list(stoplist[0]), list(stoplist[1])) if given else read_stoplist(stoplist)
+        info = self.run_info(run)
+        # template decisions match with the run's slot width (4 when it mined no templates)
+        max_slot = int((info["summary"].get("templates") or {}).get("max_slot") or DEFAULT_MAX_SLOT)
+        cleaned, figures = clean_store(self.store, info["snapshot_id"], int(info["min_len"]), noise, keep, max_slot)
+        with atomic_file(out, "the cleaned snapshot") as tmp:
+            cleaned.select("doc_id", "site", "url", "text").write_parquet(tmp, compression="zstd")
+        return figures
 
 
 def _reader(source: str) -> SnapshotReader:
@@ -212,6 +248,19 @@ def _reader(source: str) -> SnapshotReader:
         raise BoilerscopeError(f"{source} is a store, not a snapshot; give a .parquet, .jsonl or .csv file, "
                                "or a folder of shards")
     return SnapshotReader(source)
+
+
+def _check_out(out: str, force: bool, others) -> None:
+    """The cleaned snapshot's path: a .parquet that is none of ``others``
+    ((what, path) pairs) and, unless ``force``, not an existing file."""
+    if not str(out).lower().endswith(".parquet"):
+        raise BoilerscopeError(f"{out}: the cleaned snapshot is written as .parquet; give a .parquet {{out}}", "out")
+    for name, path in others:
+        if path and os.path.exists(path) and _same_file(out, path):
+            raise BoilerscopeError(f"{{out}} {out} is {name}; write the cleaned snapshot to another file", "out")
+    if os.path.exists(out) and not force:
+        raise BoilerscopeError(f"{out} already exists; give another {{out}} or add {{force}} to replace it",
+                               "out", "force")
 
 
 def connect(db: str = DEFAULT_DB, *, read_only: bool = False) -> Boilerscope:
@@ -234,7 +283,7 @@ def ingest(source: str, db: str = DEFAULT_DB, *, progress=None, store: Store | N
     """:meth:`Boilerscope.ingest` on ``db`` (or the open ``store``); a store
     this call creates is removed again when the snapshot turns out bad.
     Returns ``(snapshot_id, created)``."""
-    reader = _reader(source)  # a bad source fails before any store is made
+    reader, progress = _reader(source), checked(progress)  # a bad source fails before any store is made
     made = store is None and not os.path.exists(db)
     arrays_made = made and not os.path.lexists(db + ".arrays")
     bs = Boilerscope(db, store=store)
@@ -268,18 +317,16 @@ def _snapshot_of(bs: Boilerscope, source: str, snapshot: str | None, progress) -
     return bs.ingest(source, progress=progress).snapshot_id
 
 
-def mine(source: str, sigma=DEFAULT_SIGMA, min_len=DEFAULT_MIN_LEN, *, algo: str = DEFAULT_ALGO,
-         db: str | None = None, out: str | None = None, snapshot: str | None = None, progress=None,
-         workers: int | None = None, store: Store | None = None, templates: bool = False,
-         max_slot=DEFAULT_MAX_SLOT, memory=None) -> Run:
+def mine(source: str, sigma=DEFAULT_SIGMA, min_len=DEFAULT_MIN_LEN, *, db: str | None = None,
+         out: str | None = None, snapshot: str | None = None, progress=None, store: Store | None = None,
+         **params) -> Run:
     """Mine a snapshot file (ingested first) or a store (``.duckdb``): the
     parameters of :meth:`Boilerscope.mine`, plus ``db`` (the store, default
     ``boilerscope.duckdb``; ignored for a store source) and ``store`` (an
     open store, the dashboard's)."""
     t_start = time.perf_counter()
-    params = RunParams(sigma=sigma, min_len=min_len, algo=algo, templates=templates, max_slot=max_slot,
-                       memory=memory, workers=workers).checked()  # bad input fails before any ingest
-    results = result_set(out)
+    params = RunParams(sigma=sigma, min_len=min_len, **params).checked()  # bad input fails before any ingest
+    results, progress = result_set(out), checked(progress)
     with _open(source, db, store) as bs:
         t = time.perf_counter()
         sid = _snapshot_of(bs, source, snapshot, progress)
@@ -290,73 +337,29 @@ def mine(source: str, sigma=DEFAULT_SIGMA, min_len=DEFAULT_MIN_LEN, *, algo: str
 
 def dedup(source: str, *, run: int | None = None, raw: bool = False, config=None, db: str | None = None,
           out: str | None = None, snapshot: str | None = None, progress=None,
-          store: Store | None = None) -> dict:
+          store: Store | None = None) -> Dedup:
     """:meth:`Boilerscope.dedup` on a snapshot file (ingested first) or a store."""
     with _open(source, db, store) as bs:
         sid = _snapshot_of(bs, source, snapshot, progress)
         return bs.dedup(sid, run=run, raw=raw, config=config, out=out, progress=progress)
 
 
-def clean(source: str, *, run: int, stoplist: str, out: str, db: str | None = None,
+def clean(source: str, *, run: int, stoplist, out: str, db: str | None = None,
           force: bool = False, store: Store | None = None) -> pl.DataFrame:
-    """Write a cleaned snapshot: the run's snapshot with the noise phrases cut
-    (the cut rule of :mod:`engine.clean`).
-
-    Parameters
-    ----------
-    source : str
-        The store holding the run (``.duckdb``), or the snapshot file the run
-        was mined from (checked: its content must be the run's snapshot).
-    run : int
-        The run whose snapshot and L are used.
-    stoplist : str or (noise, keep)
-        The stop-phrase list (CSV or JSON, as exported by the dashboard), or
-        the noise and keep phrase lists themselves (the dashboard's).
-    out : str
-        The cleaned snapshot (``.parquet``); never the source, the stoplist
-        or the store, and an existing file only with ``force``.
-
-    Returns
-    -------
-    polars.DataFrame
-        Before/after figures per site and an ``(all sites)`` row.
-    """
-    from .clean import clean_store, read_stoplist
-    if not str(out).lower().endswith(".parquet"):
-        raise BoilerscopeError(f"{out}: the cleaned snapshot is written as .parquet; give a .parquet {{out}}", "out")
+    """:meth:`Boilerscope.clean` from a store (``.duckdb``) or from the
+    snapshot file the run was mined from (checked: its content must be the
+    run's snapshot; the store is then ``db``)."""
     db_path = source if is_store(source) else (db or DEFAULT_DB)
-    given = isinstance(stoplist, (tuple, list))
-    for name, path in (("the snapshot", source), ("the stop-phrase list", None if given else stoplist),
-                       ("the store", db_path)):
-        if path and os.path.exists(path) and _same_file(out, path):
-            raise BoilerscopeError(f"{{out}} {out} is {name}; write the cleaned snapshot to another file", "out")
-    if os.path.exists(out) and not force:
-        raise BoilerscopeError(f"{out} already exists; give another {{out}} or add {{force}} to replace it",
-                               "out", "force")
+    _check_out(out, force, (("the snapshot", source), ("the store", db_path)))
     if not is_store(source) and not os.path.exists(source):
         raise BoilerscopeError(f"{source}: file not found; give the store or the snapshot the run was mined from")
-    noise, keep = (list(stoplist[0]), list(stoplist[1])) if given else read_stoplist(stoplist)
-    own = store is None
-    if own and not os.path.exists(db_path):
+    if store is None and not os.path.exists(db_path):
         raise BoilerscopeError(f"{db_path}: store not found; mine the snapshot first")
-    st = store or Store(db_path, read_only=True)
-    try:
-        info = st.run(run)
-        if info is None:
-            raise BoilerscopeError(f"run {run} is not in {st.path}; 'boilerscope runs' lists them")
-        sid = info["snapshot_id"]
+    with Boilerscope(db_path, read_only=True, store=store) as bs:
         if not is_store(source):
-            given = load(source).snapshot_id
+            sid, given = bs.run_info(run)["snapshot_id"], load(source).snapshot_id
             if given != sid:
                 raise BoilerscopeError(
                     f"{source} is not the snapshot of run {run} (that run mined snapshot {sid}); "
                     "give the run's snapshot or the store")
-        # template decisions match with the run's slot width (4 when it mined no templates)
-        max_slot = int((info["summary"].get("templates") or {}).get("max_slot") or DEFAULT_MAX_SLOT)
-        cleaned, figures = clean_store(st, sid, int(info["min_len"]), noise, keep, max_slot)
-        with atomic_file(out, "the cleaned snapshot") as tmp:
-            cleaned.select("doc_id", "site", "url", "text").write_parquet(tmp, compression="zstd")
-        return figures
-    finally:
-        if own:
-            st.close()
+        return bs.clean(run, stoplist=stoplist, out=out, force=force)

@@ -13,7 +13,8 @@ import threading
 
 from tqdm import tqdm
 
-from .constants import ALGOS, DEFAULT_ALGO, DEFAULT_DB, DEFAULT_MAX_SLOT, DEFAULT_MIN_LEN, DEFAULT_SIGMA, VERSION
+from .constants import (ALGOS, DEFAULT_ADDRESS, DEFAULT_ALGO, DEFAULT_DB, DEFAULT_MAX_SLOT, DEFAULT_MIN_LEN, DEFAULT_PORT,
+                        DEFAULT_SIGMA, VERSION)
 from .errors import BoilerscopeError
 from .neardup import DESCRIPTIONS, SCHEMES, DedupConfig
 
@@ -140,8 +141,8 @@ def build_parser() -> argparse.ArgumentParser:
     d = sub.add_parser("dashboard", help="open the dashboard (Streamlit) on a store")
     d.add_argument("--db", default=None, help="the store (default: .boilerscope/app.duckdb beside app.py in a checkout, "
                                               "in the current folder when installed)")
-    d.add_argument("--port", type=int, default=8501)
-    d.add_argument("--address", default="localhost")
+    d.add_argument("--port", type=int, default=DEFAULT_PORT, help="default %(default)s")
+    d.add_argument("--address", default=DEFAULT_ADDRESS, help="default %(default)s")
     return p
 
 
@@ -152,7 +153,7 @@ def _cmd_dedup(args) -> int:
                       threshold=args.threshold)
     with StderrBars(args.quiet) as progress:
         s = dedup(args.source, run=args.run, raw=args.raw, config=cfg, db=args.db, out=args.out,
-                  snapshot=args.snapshot, progress=progress)
+                  snapshot=args.snapshot, progress=progress).summary
     c = s["clusters"]
     print(f"dedup {s['dedup_id']}: {s['documents']} documents, {s['exact_groups']} exact groups, "
           f"{s['similar_pairs']} similar pairs; clusters: "

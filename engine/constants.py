@@ -31,14 +31,18 @@ SLOT_TEXT = "*"
 #: The scope of a decision that holds for every snapshot of a store.
 ALL_SNAPSHOTS = "*"
 
-#: sigma and L are counts of documents and tokens: both fit in 31 bits.
-MAX_COUNT = 2**31 - 2
 #: The most tokens whose positions fit in int32 (the suffix-array baseline's
 #: limit, and the templates' growth keeps positions in int32 up to it).
 MAX_TOKENS_32 = 2**31 - 2
+#: sigma and L are counts of documents and tokens, so they fit where positions do.
+MAX_COUNT = MAX_TOKENS_32
 
 #: Files a snapshot may be, and those a folder or glob of shards may hold.
 SNAPSHOT_SUFFIXES = (".parquet", ".jsonl", ".csv")
 SHARD_SUFFIXES = (".parquet", ".jsonl")
 #: A store's file name ends so.
 STORE_SUFFIX = ".duckdb"
+
+#: Where ``boilerscope dashboard`` serves by default.
+DEFAULT_PORT = 8501
+DEFAULT_ADDRESS = "localhost"

@@ -53,7 +53,6 @@ from .kernels import coverage as C
 from .kernels import fhk as K
 
 
-
 def suffix_array(text: np.ndarray) -> np.ndarray:
     import pydivsufsort
     return np.ascontiguousarray(pydivsufsort.divsufsort(np.ascontiguousarray(text, dtype=np.int32)),

@@ -22,9 +22,12 @@ from .kernels.templates import SLOT
 from .memory import gather
 
 
-def phrase_frames(tokens, doc_offsets, vocab, site_index, n_sites, res):
+def phrase_frames(tokens, doc_offsets, vocab, doc_sites: pl.Series, res):
     """All reported phrases (run_phrases), the maximal ones (phrases.parquet)
-    and their occurrences (run_occurrences)."""
+    and their occurrences (run_occurrences); ``doc_sites`` is each
+    document's site (the distinct sites of a phrase are counted over them)."""
+    site_index = doc_sites.cast(pl.Categorical).to_physical().to_numpy().astype(np.int64)
+    n_sites = int(site_index.max()) + 1 if site_index.shape[0] else 0
     vocab_arr = np.asarray(vocab, dtype=object)
     n_nodes = res.node_rep.shape[0]
     texts = [" ".join(vocab_arr[np.asarray(tokens[r:r + m])])

@@ -104,8 +104,8 @@ class RunParams:
         parse_sigma(self.sigma, 0)
         if self.algo not in ALGOS:
             raise BoilerscopeError(f"unknown algorithm '{self.algo}'; choose one of {', '.join(ALGOS)}")
-        if self.workers is not None and int(self.workers) < 1:
-            raise BoilerscopeError(f"workers {self.workers} is not a count of at least 1")
+        if self.workers is not None and int(self.workers) < 0:
+            raise BoilerscopeError(f"{{workers}} {self.workers} is not a count of threads (0: the cores)", "workers")
         return replace(self, min_len=min_len, max_slot=max_slot, memory=memory)
 
     def sigma_for(self, n_docs: int) -> int:

@@ -51,19 +51,19 @@ class MiningPlan:
         What was asked for (``auto``, ``bloomspan``, ``fhk``).
     used : str
         The miner the summary names (``bloomspan`` or ``fhk``).
+    memory : engine.memory.Plan
+        The budget and, out of core, its chunks and groups.
     choice : dict
         Why ``auto`` chose it (empty when the algorithm was given).
     sigma1 : bool
         Rule 1: the sigma-1 answer runs instead.
-    memory : engine.memory.Plan
-        The budget and, out of core, its chunks and groups.
     """
 
     algo: str
     used: str
+    memory: M.Plan
     choice: dict = field(default_factory=dict)
     sigma1: bool = False
-    memory: M.Plan = None
 
     @property
     def out_of_core(self) -> bool:

@@ -26,3 +26,12 @@ def byte_progress(progress: ProgressFn, stage: str, total: int):
         done += n
         progress(stage, min(done / total, 1.0) if total else 0.0)
     return advance
+
+
+def checked(progress: ProgressFn) -> ProgressFn:
+    """``progress`` when it is a callable or None, else a clear TypeError
+    (``True`` asked for bars before there was one protocol: the command line
+    now draws its own)."""
+    if progress is None or callable(progress):
+        return progress
+    raise TypeError(f"progress must be a callable progress(stage, fraction) or None, not {progress!r}")

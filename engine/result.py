@@ -93,8 +93,6 @@ def check_input(tokens, doc_offsets, sigma: int, min_len: int, min_sigma: int = 
     return tokens, doc_offsets
 
 
-
-
 def canonical(fields: dict, n_tokens: int = 0) -> dict:
     """The result arrays in the canonical order every miner returns: nodes by
     (first occurrence, length), node ids renumbered in occurrences and ranges,

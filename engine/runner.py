@@ -90,11 +90,6 @@ def publish_run(st, sid: str, sigma: int, min_len: int, algo: str, frames: dict,
     return run_id
 
 
-def _site_codes(meta: pl.DataFrame) -> tuple[np.ndarray, int]:
-    codes = meta["site"].cast(pl.Categorical).to_physical().to_numpy().astype(np.int64)
-    return codes, (int(codes.max()) + 1 if codes.shape[0] else 0)
-
-
 def mine_snapshot(st, sid: str, params: RunParams, *, results: ResultSet | None = None, progress=None,
                   timings: dict | None = None, t_start: float | None = None) -> Run:
     """Mine snapshot ``sid`` of store ``st`` with checked ``params``
@@ -129,11 +124,10 @@ def mine_snapshot(st, sid: str, params: RunParams, *, results: ResultSet | None 
     timings["mining"] = mining  # the miner's stages together (the kernels' time)
 
     t = time.perf_counter()
-    site_codes, n_sites = _site_codes(meta)
-    allp, phrases, occ = F.phrase_frames(tokens, doc_offsets, vocab, site_codes, n_sites, res)
+    allp, phrases, occ = F.phrase_frames(tokens, doc_offsets, vocab, meta["site"], res)
     per_doc = np.asarray(res.covered, np.int64)
     spans = F.spans_frame(doc_offsets, arrays.span_start, arrays.span_end, res.rng_pos, res.rng_len, res.rng_node)
-    if plan.out_of_core:  # the pages the results read
+    if plan.memory.out_of_core:  # over the budget: give back the pages the results read
         for arr in (arrays.tokens, arrays.span_start, arrays.span_end):
             Pager(arr).release()
     timings["results"] = time.perf_counter() - t

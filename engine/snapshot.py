@@ -30,8 +30,6 @@ from .kernels import bloomspan as KB
 from .tokenizer import Tokenized, tokenize_arrow, tokenize_token_lists
 
 
-
-
 @dataclass
 class Snapshot:
     """A normalized snapshot: ``table`` has doc_id, site, url, text."""
@@ -196,11 +194,11 @@ class SnapshotReader:
     (documents per token), ``n_docs``, ``n_tokens``, ``n_sites``.
     """
 
-    def __init__(self, source: str, *, progress=None, chunk_bytes: int = 16 << 20,
+    def __init__(self, source: str, *, on_bytes=None, chunk_bytes: int = 16 << 20,
                  _chunk_rows: int | None = None):
         self.source = source
         self.paths = resolve_source(source)
-        self.progress = progress
+        self.on_bytes = on_bytes  # called with the bytes of each chunk read
         self.chunk_bytes = chunk_bytes
         self._chunk_rows = _chunk_rows
         self.vocab: list[str] = []
@@ -290,8 +288,8 @@ class SnapshotReader:
                 if raw.num_rows:
                     yield self._normalize(raw, path, row)
                     row += raw.num_rows
-                if self.progress is not None:
-                    self.progress(nbytes)
+                if self.on_bytes is not None:
+                    self.on_bytes(nbytes)
         if self.n_docs == 0:
             raise BoilerscopeError(f"{self.source} holds no documents; give a snapshot with at least one row")
         self._check_unique()
@@ -438,8 +436,6 @@ def _unreadable(path: str, exc: BaseException) -> BoilerscopeError:
     return BoilerscopeError(f"{path} is not a readable {kind} file ({detail}); check the file or export it again")
 
 
-
-
 def resolve_source(source: str) -> list[str]:
     """The files a SOURCE names: one snapshot file, the ``.parquet`` or
     ``.jsonl`` shards of a folder, or the files a glob matches (in name
@@ -486,10 +482,10 @@ def _check_file(path: str) -> None:
             f"{path}: unknown format; a snapshot ends in .parquet, .jsonl or .csv, a store in .duckdb")
 
 
-def load(source: str, progress=None) -> Snapshot:
+def load(source: str, on_bytes=None) -> Snapshot:
     """Read, validate and tokenize a whole snapshot in memory (the stream of
     :class:`SnapshotReader` gathered; same ids, same snapshot id)."""
-    reader = SnapshotReader(source, progress=progress)
+    reader = SnapshotReader(source, on_bytes=on_bytes)
     parts = list(reader.chunks())
     lengths = np.concatenate([c.n_tokens for c in parts])
     doc_offsets = np.zeros(lengths.shape[0] + 1, np.int64)

@@ -84,7 +84,7 @@ from . import frames
 from .constants import VERSION
 from .errors import BoilerscopeError, first_line
 from .files import write_result_set
-from .params import check_min_len, parse_sigma
+from .params import RunParams
 from .planner import mine_tokens
 from .runner import publish_run, result_set
 from .summary import RunSummary
@@ -329,8 +329,8 @@ def mine_spark(source: str, sigma, min_len: int, out: str | None, master: str | 
     if out is None and db is None:
         raise BoilerscopeError("the Spark engine needs somewhere to put the results: give {out} DIR or {db} STORE",
                                "out", "db")
-    min_len = check_min_len(min_len)
-    parse_sigma(sigma, 0)
+    params = RunParams(sigma=sigma, min_len=min_len).checked()
+    min_len = params.min_len
     offsets = check_shards(source)
     own = spark is None
     spark = spark or session(master)
@@ -350,7 +350,7 @@ def mine_spark(source: str, sigma, min_len: int, out: str | None, master: str | 
         if dup:
             raise BoilerscopeError(f"{source}: doc_id {dup[0]['doc_id']} appears more than once; "
                                    "doc_id must be unique")
-        sigma_n = parse_sigma(sigma, n_docs)
+        sigma_n = params.sigma_for(n_docs)
         timings["read"] = time.perf_counter() - t
         stage("count", 0.0)
         t = time.perf_counter()
@@ -383,9 +383,7 @@ def mine_spark(source: str, sigma, min_len: int, out: str | None, master: str | 
             table.column("segments"), table.column("starts") if db is not None else None)
         res = mine_tokens(tokens, offsets, len(vocab), sigma_n, L, workers=None)
         res.stats.pop("timings", None)
-        site_codes = meta["site"].cast(pl.Categorical).to_physical().to_numpy().astype(np.int64)
-        n_sites = int(site_codes.max()) + 1 if site_codes.shape[0] else 0
-        allp, phrases, occ = frames.phrase_frames(tokens, offsets, vocab, site_codes, n_sites, res)
+        allp, phrases, occ = frames.phrase_frames(tokens, offsets, vocab, meta["site"], res)
         documents = frames.documents_frame(meta, res.covered)
         sites = frames.sites_frame(documents)
         timings["mine"] = time.perf_counter() - t

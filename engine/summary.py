@@ -65,6 +65,14 @@ class RunSummary:
         return self.covered_tokens / self.tokens if self.tokens else 0.0
 
     def to_dict(self) -> dict[str, Any]:
+        """summary.json's object.  A local run writes the ``ALWAYS`` keys even
+        when None; a Spark run has no planner or miner counters to write."""
         values = {f.name: getattr(self, f.name) for f in fields(self)}
         values["coverage"] = self.coverage
-        return {k: values[k] for k in self.ORDER if values[k] is not None or k in ALWAYS}
+        always = ALWAYS if self.engine is None else {"snapshot_id", "run_id"}
+        return {k: values[k] for k in self.ORDER if values[k] is not None or k in always}
+
+    def __getitem__(self, key: str):
+        """``summary["coverage"]``: the key of summary.json (as the summary
+        read back from a file or the store is indexed)."""
+        return self.to_dict()[key]

@@ -118,7 +118,7 @@ documents gives seeds of 33,000 embeddings per node (up to 0.5 s each);
 the work bound (100M units per seed) stops only runs of one repeated
 token (``0 0 0 0 0``: one seed of 119,639 on webdocs, one of 228,124 on
 prose), whose occurrences match in a number of ways that grows with each
-slot.  The README has the measured figures.  Departure from a plain
+slot.  docs/performance.md has the measured figures.  Departure from a plain
 closed-pattern miner: the embeddings are kept instead of occurrence sets, which costs memory when an
 occurrence matches in many ways (periodic runs such as ``0 0 0 0``) but
 saves the search for fillers at every check.
@@ -181,8 +181,6 @@ class Template:
 
 def anchor_length(min_len: int) -> int:
     return max(2, -(-int(min_len) // 2))
-
-
 
 
 class Corpus:

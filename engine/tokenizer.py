@@ -168,7 +168,7 @@ class RawTable:
         return self.mapping
 
 
-def _tokenize_slice(data, offsets, cls, d_lo, d_hi, chunk_bytes, progress, table: RawTable):
+def _tokenize_slice(data, offsets, cls, d_lo, d_hi, chunk_bytes, on_bytes, table: RawTable):
     """Tokenize documents [d_lo, d_hi) with the raw-token table ``table``
     (extended in place).
 
@@ -210,13 +210,13 @@ def _tokenize_slice(data, offsets, cls, d_lo, d_hi, chunk_bytes, progress, table
                 out_tok = _grown(out_tok, size, nt)
                 out_st = _grown(out_st, size, nt)
                 out_en = _grown(out_en, size, nt)
-        if progress is not None:
-            progress(int(offs[d1] - offs[d0]))
+        if on_bytes is not None:
+            on_bytes(int(offs[d1] - offs[d0]))
         d0 = d1
     return out_tok[:nt], out_st[:nt], out_en[:nt], doc_ntok
 
 
-def tokenize_arrow(texts: pa.Array | pa.ChunkedArray, *, progress=None,
+def tokenize_arrow(texts: pa.Array | pa.ChunkedArray, *, on_bytes=None,
                    chunk_bytes: int = 16 << 20, workers: int | None = None,
                    parallel_min_bytes: int = 8 << 20, vocabulary: tuple[dict, list] | None = None,
                    raw_tables: list | None = None, _start_size: int = 1 << 16) -> Tokenized:
@@ -225,10 +225,11 @@ def tokenize_arrow(texts: pa.Array | pa.ChunkedArray, *, progress=None,
     Parameters
     ----------
     texts : pyarrow string array
-    progress : callable(int) or None
-        Called with the number of bytes done after each chunk.
+    on_bytes : callable(int) or None
+        Called with the number of bytes done after each chunk (a byte
+        counter, not a ``progress(stage, fraction)`` callback).
     chunk_bytes : int
-        Bytes per kernel call (progress granularity).
+        Bytes per kernel call (the granularity of ``on_bytes``).
     workers : int, optional
         Threads, each on a slice of the documents with its own raw-token
         table (merged by token text afterwards); 1 is the serial twin.
@@ -266,9 +267,9 @@ def tokenize_arrow(texts: pa.Array | pa.ChunkedArray, *, progress=None,
     lock = threading.Lock()
 
     def prog(nbytes):
-        if progress is not None:
+        if on_bytes is not None:
             with lock:
-                progress(nbytes)
+                on_bytes(nbytes)
 
     tables = raw_tables if raw_tables is not None else []
     while len(tables) < len(slices):

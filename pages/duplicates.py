@@ -2,9 +2,10 @@
 import streamlit as st
 
 from engine.errors import BoilerscopeError
+from engine.neardup import DESCRIPTIONS, SCHEMES, DedupConfig
 from engine.ui import actions, boot, data, render, state
 
-DEFAULTS = actions.DedupConfig()
+DEFAULTS = DedupConfig()
 
 boot.setup()
 sid = boot.need_snapshot()
@@ -16,9 +17,9 @@ mode = st.radio("Text", ["boilerplate removed", "raw"], horizontal=True, key="du
 raw = mode == "raw"
 with st.expander("Detection parameters"):
     a, b, d, e, f = st.columns(5)
-    method = a.selectbox("Method", list(actions.DESCRIPTIONS), index=actions.DESCRIPTIONS.index(DEFAULTS.method),
+    method = a.selectbox("Method", list(DESCRIPTIONS), index=DESCRIPTIONS.index(DEFAULTS.method),
                          key="duplicates.method")
-    sketch = b.selectbox("Sketch", list(actions.SCHEMES), index=actions.SCHEMES.index(DEFAULTS.sketch),
+    sketch = b.selectbox("Sketch", list(SCHEMES), index=SCHEMES.index(DEFAULTS.sketch),
                          key="duplicates.sketch")
     shingle = d.number_input("Shingle (tokens)", 1, 20, DEFAULTS.shingle, key="duplicates.shingle")
     size = e.number_input("Sketch size", 8, 256, DEFAULTS.sketch_size, key="duplicates.sketch_size")
@@ -27,14 +28,14 @@ with st.expander("Detection parameters"):
 
 run_id = state.get("run")
 if st.button("Detect", type="primary", key="duplicates.run"):
-    cfg = actions.DedupConfig(method=method, sketch=sketch, shingle=int(shingle), sketch_size=int(size),
+    cfg = DedupConfig(method=method, sketch=sketch, shingle=int(shingle), sketch_size=int(size),
                               threshold=min(int(threshold), int(size)))
     try:
         result = actions.detect(sid, run_id, raw, cfg)
     except BoilerscopeError as exc:
         st.error(str(exc))
         st.stop()
-    st.session_state["duplicates.id"] = result["dedup_id"]
+    st.session_state["duplicates.id"] = result.dedup_id
 
 history = data.dedups(sid, raw, run_id)
 if history.height == 0:

@@ -38,7 +38,7 @@ if dec.height:
     rows = dec.select("phrase", "scope").rows()
     drop = st.selectbox("Remove a decision", [None] + rows, key="export.drop",
                         format_func=lambda r: "(choose)" if r is None else
-                        f"{r[0][:110]} ({'all snapshots' if r[1] == '*' else 'this snapshot'})")
+                        f"{r[0][:110]} ({'all snapshots' if r[1] == ALL_SNAPSHOTS else 'this snapshot'})")
     if drop and st.button("Remove", key="export.remove"):
         actions.decide(drop[0], None, scope=drop[1])
         st.rerun()

@@ -3,6 +3,7 @@ import streamlit as st
 
 from engine.constants import ALGOS, DEFAULT_ALGO, DEFAULT_MAX_SLOT, DEFAULT_MIN_LEN, DEFAULT_SIGMA, MAX_SLOT_RANGE
 from engine.errors import BoilerscopeError
+from engine.params import parse_sigma
 from engine.ui import actions, boot, data, state
 
 MAX_MIN_LEN = 1000
@@ -63,7 +64,7 @@ def from_share():
     if not text:
         return
     try:
-        state.put("sigma", clamp("sigma", actions.parse_sigma(text if text.endswith("%") else text + "%", n_docs), 1))
+        state.put("sigma", clamp("sigma", parse_sigma(text if text.endswith("%") else text + "%", n_docs), 1))
         st.session_state["mine.share_error"] = None
     except BoilerscopeError as exc:
         st.session_state["mine.share_error"] = str(exc)
@@ -95,7 +96,7 @@ with_templates = t1.checkbox("Also mine templates with slots", key="mine.templat
                              help="«posted by * on * leave a comment»: repeats whose variable parts (names, dates, "
                                   "counts) split them into short phrases; see the Templates page")
 width = t2.number_input("slot width (tokens)", *MAX_SLOT_RANGE, DEFAULT_MAX_SLOT, key="mine.max_slot",
-                        disabled=not with_templates, help="the most tokens a slot stands for (--max-slot)")
+                        disabled=not with_templates, help="W: the most tokens a slot stands for")
 
 if st.button("Run", type="primary", key="mine.run"):
     sigma, L = state.get("sigma"), state.get("min_len")

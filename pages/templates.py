@@ -23,7 +23,7 @@ tsum = summary.get("summary", {}).get("templates")
 if not tsum:
     st.info(f"Run {run_id} (sigma {summary.get('sigma')}, L {summary.get('min_len')}) mined no templates. "
             "Mine them here with the same sigma and L, or tick «templates with slots» on the Mine page.")
-    width = st.number_input("Most tokens a slot stands for (--max-slot)", *MAX_SLOT_RANGE, DEFAULT_MAX_SLOT,
+    width = st.number_input("Most tokens a slot stands for (W)", *MAX_SLOT_RANGE, DEFAULT_MAX_SLOT,
                             key="templates.max_slot")
     if st.button("Mine templates", type="primary", key="templates.mine"):
         try:
@@ -43,7 +43,7 @@ b.metric("Coverage without templates", f"{100 * tsum['coverage_without_templates
 c.metric("Coverage with templates", f"{100 * tsum['coverage_with_templates']:.1f}%",
          delta=f"{100 * (tsum['coverage_with_templates'] - tsum['coverage_without_templates']):+.1f} points",
          delta_color="off")
-d.metric("Slot width (--max-slot)", tsum["max_slot"])
+d.metric("Slot width (W)", tsum["max_slot"])
 if tsum.get("truncated_seeds"):
     st.caption(f"{tsum['truncated_seeds']} of {tsum['seeds']:,} seeds stopped at the work bound "
                f"({tsum['max_work']:,} units): templates grown from them may be missing.")

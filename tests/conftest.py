@@ -3,7 +3,6 @@ import sys
 
 import pytest
 
-from tests.support import ROOT
 
 
 @pytest.fixture
@@ -13,8 +12,7 @@ def cli(tmp_path):
 
     def run(*args, cwd=None):
         p = subprocess.run([sys.executable, "-m", "engine.cli", *map(str, args)],
-                           capture_output=True, text=True, cwd=cwd or tmp_path,
-                           env={**os.environ, "PYTHONPATH": ROOT})
+                           capture_output=True, text=True, cwd=cwd or tmp_path)
         return p.returncode, p.stdout, p.stderr
 
     return run

@@ -227,7 +227,7 @@ def maximal(p: tuple, df: int, docs: list[list], vocab: list, max_slot: int, max
 
 
 def templates(docs: list[list], sigma: int, min_len: int, max_slot: int, max_slots: int = 4) -> dict[tuple, int]:
-    """The maximal frequent templates, by the definitions (README, Templates):
+    """The maximal frequent templates, by the definitions (docs/templates.md):
     {pattern tuple (None for a slot): df}.
 
     A template has at least one slot; its anchor is its leftmost constant

@@ -502,13 +502,18 @@ def test_the_launcher_uses_streamlit_public_command_line(monkeypatch, tmp_path):
     holds no pages/ (Streamlit's folder navigation never starts), with the
     shipped settings as options; no private Streamlit module anywhere."""
     from engine.ui import launch
-    monkeypatch.delenv("BOILERSCOPE_DB", raising=False)
-    args = launch.command(str(tmp_path / "x.duckdb"), 8600, "127.0.0.1")
+    args = launch.command(8600, "127.0.0.1")
     assert args[:2] == ["run", launch.ENTRY] and os.path.isfile(launch.ENTRY)
     assert not os.path.exists(os.path.join(os.path.dirname(launch.ENTRY), "pages"))
     assert {"--server.headless=true", "--browser.gatherUsageStats=false", "--server.port=8600",
             "--server.address=127.0.0.1", "--theme.primaryColor=#b5452b"} <= set(args)
-    assert os.environ["BOILERSCOPE_DB"] == str(tmp_path / "x.duckdb")
+    # serve() hands the store to the server process by the environment (Streamlit's main stubbed)
+    seen = {}
+    monkeypatch.setenv("BOILERSCOPE_DB", "unchanged")  # both restored after the test
+    monkeypatch.setattr(launch.sys, "argv", ["pytest"])
+    monkeypatch.setattr(launch.stcli, "main", lambda: seen.setdefault("argv", list(launch.sys.argv)) and 0)
+    launch.serve(str(tmp_path / "x.duckdb"), 8600, "127.0.0.1")
+    assert os.environ["BOILERSCOPE_DB"] == str(tmp_path / "x.duckdb") and seen["argv"][1:] == args
     for folder in ("pages", os.path.join("engine", "ui")):
         for name in os.listdir(os.path.join(ROOT, folder)):
             if name.endswith(".py"):
@@ -524,3 +529,16 @@ def test_progress_follows_the_engine_callable():
     assert (t.stage, t.fraction) == ("ingest", 0.25) and t.text("Ingesting x") == "Ingesting x: ingest 25%"
     t("ingest", 7)
     assert t.fraction == 1.0
+
+
+def test_a_run_asked_for_before_it_exists_is_found_once_mined(store_dir):
+    """A shared link may name a run that is still being mined elsewhere: the
+    read layer must not keep the miss, or the link never opens that run."""
+    from engine.api import mine
+    from engine.ui import data
+    s = data.store()
+    demo = peek_db("SELECT snapshot_id FROM snapshots WHERE documents = 2500")["snapshot_id"][0]
+    later = int(peek_db("SELECT max(run_id) AS m FROM runs")["m"][0]) + 1
+    assert data.run(later) == {}
+    assert mine(s.path, 33, 10, store=s, snapshot=demo).run_id == later
+    assert data.run(later)["snapshot_id"] == demo

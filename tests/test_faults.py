@@ -1,4 +1,4 @@
-"""Faults and hostile inputs: each case of the README's fault table.
+"""Faults and hostile inputs: each case of the fault table (docs/faults.md).
 
 Every test here failed before its fix (issue 12): a clean that replaced its
 input, a hang on one document of repeated tokens, crash leftovers, a result

@@ -221,7 +221,7 @@ def test_cli_engine_spark(cli, tmp_path):
 
 
 def test_spark_submit_runs_the_job_as_the_readme_says(tmp_path):
-    """spark-submit with the package as a zip (the README's cluster recipe,
+    """spark-submit with the package as a zip (the cluster recipe of docs/spark.md,
     here with a local master)."""
     import shutil
     import subprocess

@@ -11,8 +11,7 @@ import os
 
 from .. import api
 from ..constants import ALL_SNAPSHOTS, DEFAULT_MAX_SLOT
-from ..neardup import DESCRIPTIONS, SCHEMES, DedupConfig  # noqa: F401  (the Duplicates page's choices)
-from ..params import parse_sigma  # noqa: F401  (the Mine page's share of documents)
+from ..neardup import DedupConfig
 from . import data
 from .progress import run_with_progress
 
@@ -42,7 +41,7 @@ def mine(sid: str, sigma: int, min_len: int, algo: str, max_slot: int = 0):
                             templates=bool(max_slot), max_slot=int(max_slot) or DEFAULT_MAX_SLOT), label)
 
 
-def detect(sid: str, run_id: int | None, raw: bool, config: DedupConfig) -> dict:
+def detect(sid: str, run_id: int | None, raw: bool, config: DedupConfig) -> api.Dedup:
     """Near-duplicate detection on the raw text or with ``run_id``'s boilerplate removed."""
     s = data.store()
     return run_with_progress(

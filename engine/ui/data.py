@@ -62,7 +62,6 @@ def _read(view, cached: bool = True):
 # -- immutable once written: cached -------------------------------------------
 snapshot_info = _read(views.snapshot_info)
 site_list = _read(views.site_list)
-run = _read(views.run)
 cut_parameters = _read(views.cut_parameters)
 phrase_table = _read(views.phrase_table)
 phrase_row = _read(views.phrase_row)
@@ -95,6 +94,7 @@ snapshots = _read(views.snapshots, cached=False)
 has_snapshot = _read(views.has_snapshot, cached=False)
 latest_snapshot = _read(views.latest_snapshot, cached=False)
 runs = _read(views.runs, cached=False)
+run = _read(views.run, cached=False)  # a URL may name a run that is mined later: no cached miss
 find_run = _read(views.find_run, cached=False)
 decisions = _read(views.decisions, cached=False)
 decisions_map = _read(views.decisions_map, cached=False)

@@ -13,6 +13,7 @@ import tomllib
 
 import streamlit.web.cli as stcli
 
+from ..constants import DEFAULT_ADDRESS, DEFAULT_PORT
 from . import paths
 
 ENTRY = os.path.join(paths.HERE, "app.py")
@@ -31,14 +32,15 @@ def settings_flags(config: str | None = None) -> list[str]:
     return flags
 
 
-def command(db: str | None, port: int = 8501, address: str = "localhost") -> list[str]:
-    """The arguments of ``streamlit`` (after the program name), and the store
-    exported to the server as BOILERSCOPE_DB (an absolute path, resolved here)."""
-    os.environ["BOILERSCOPE_DB"] = os.path.abspath(db) if db else paths.db_path()
+def command(port: int = DEFAULT_PORT, address: str = DEFAULT_ADDRESS) -> list[str]:
+    """The arguments of ``streamlit`` (after the program name)."""
     return ["run", ENTRY, *settings_flags(), f"--server.port={int(port)}", f"--server.address={address}"]
 
 
-def serve(db: str | None = None, port: int = 8501, address: str = "localhost") -> int:
-    """Run the dashboard in this process until it is stopped (Streamlit needs the main thread)."""
-    sys.argv = ["streamlit", *command(db, port, address)]
+def serve(db: str | None = None, port: int = DEFAULT_PORT, address: str = DEFAULT_ADDRESS) -> int:
+    """Run the dashboard in this process until it is stopped (Streamlit needs
+    the main thread); the store goes to the server as BOILERSCOPE_DB (an
+    absolute path, resolved here)."""
+    os.environ["BOILERSCOPE_DB"] = os.path.abspath(db) if db else paths.db_path()
+    sys.argv = ["streamlit", *command(port, address)]
     return stcli.main()
