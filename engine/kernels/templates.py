@@ -1,5 +1,8 @@
 """Kernels of the template miner (:mod:`engine.templates`): the growth of
-one seed and the maximality check of one candidate on its own occurrences."""
+one seed (:func:`grow_seed`, a driver over named steps: the node stack, the
+closed chains, a family of children made, kept, grouped by key and pushed,
+a maximal node reported) and the maximality check of one candidate on its
+own occurrences."""
 from __future__ import annotations
 
 import numpy as np
@@ -405,6 +408,399 @@ def _by_start_end(starts, ends, lo, n):
 
 
 @njit(**NJIT)
+def _fit_rows(arr, need):
+    """``arr`` (2-D) or a copy with at least twice as many rows holding its content."""
+    if need <= arr.shape[0]:
+        return arr
+    out = np.empty((max(need, 2 * arr.shape[0]), arr.shape[1]), arr.dtype)
+    out[:arr.shape[0]] = arr
+    return out
+
+
+# The node stack of :func:`grow_seed`: one row (int64) per node, these columns.
+(NODE_PAT_OFF,   # its pattern: ppool[pat_off:pat_off + pat_len]
+ NODE_PAT_LEN,
+ NODE_OCC_OFF,   # its embeddings: rows occ_off .. occ_off + occ_len - 1 of the embedding pools
+ NODE_OCC_LEN,
+ NODE_DF,        # distinct documents
+ NODE_CONSTS,    # constant tokens of the pattern (the rest are slots)
+ NODE_PHASE,     # 0: right growth, 1: left growth
+ NODE_FIRST,     # left phase: length of a first left segment, else 0
+ NODE_ADF,       # right phase: the anchor's df once closed, else -1
+ NODE_THR,       # left phase: threshold
+ NODE_FIELDS) = range(11)
+
+# The table of reported templates of :func:`grow_seed`: row i holds where
+# template i's pattern, occurrences and filler rows begin in the outputs, and
+# its df; the row after the last holds the ends.
+TAB_PAT, TAB_OCC, TAB_FILL, TAB_DF, TAB_FIELDS = range(5)
+
+
+@njit(**NJIT)
+def _push_node(nodes, top, pat_off, pat_len, occ_off, occ_len, df, consts, phase, first, adf, thr):
+    """Push a node: ``nodes`` (rows ``0 .. top - 1`` in use; regrown when
+    full) with the node written in row ``top``.  O(1) amortised."""
+    nodes = _fit_rows(nodes, top + 1)
+    nodes[top, NODE_PAT_OFF] = pat_off
+    nodes[top, NODE_PAT_LEN] = pat_len
+    nodes[top, NODE_OCC_OFF] = occ_off
+    nodes[top, NODE_OCC_LEN] = occ_len
+    nodes[top, NODE_DF] = df
+    nodes[top, NODE_CONSTS] = consts
+    nodes[top, NODE_PHASE] = phase
+    nodes[top, NODE_FIRST] = first
+    nodes[top, NODE_ADF] = adf
+    nodes[top, NODE_THR] = thr
+    return nodes
+
+
+@njit(**NJIT)
+def _left_chain(tokens, doc_of, doc_offsets, ppool, spool, po, pl, oo, ol, consts, first, a, work):
+    """The closed chain to the left of a left node whose embeddings are all
+    preceded by one token: its only child prepends that token, with the same
+    embeddings and df, and is passed in place (the pattern shifted, the
+    starts moved back), while the left segment stays shorter than A and the
+    node stays closed.
+
+    Returns ``ppool, pl, consts, first, work, closed`` (``closed``: still
+    closed, so the chain reached A tokens and nothing below is a template).
+    O(embeddings + pattern length) per token prepended, charged to ``work``.
+    """
+    closed = True
+    while closed and first + 1 < a:
+        ppool = _fit(ppool, po + pl + 1)
+        ppool[po + 1:po + pl + 1] = ppool[po:po + pl].copy()
+        ppool[po] = tokens[spool[oo] - 1]
+        pl += 1
+        consts += 1
+        first += 1
+        for i in range(oo, oo + ol):
+            spool[i] -= 1
+        work += ol + pl  # one pass over the embeddings, the pattern shifted
+        closed = _preceded_alike(tokens, doc_of, doc_offsets, spool, oo, ol)
+    return ppool, pl, consts, first, work, closed
+
+
+@njit(**NJIT)
+def _right_chain(tokens, doc_of, doc_offsets, ppool, spool, epool, po, pl, oo, ol, consts, work, max_work):
+    """The closed chain to the right of a right node whose embeddings are
+    all followed by one token: its only child appends that token, with the
+    same embeddings and df, and is never visited; the node takes its place
+    (in place: the pools above it are free), until the chain opens or the
+    work passes ``max_work`` (> 0).
+
+    Returns ``ppool, pl, consts, work``.  O(embeddings) per token appended,
+    charged to ``work``.
+    """
+    closed = True
+    while closed:
+        ppool = _fit(ppool, po + pl + 1)
+        ppool[po + pl] = tokens[epool[oo]]
+        pl += 1
+        consts += 1
+        for i in range(oo, oo + ol):
+            epool[i] += 1
+        work += ol + 1  # one pass over the embeddings, one token appended
+        closed = _followed_alike(tokens, doc_of, doc_offsets, spool, epool, oo, ol)
+        if max_work > 0 and work > max_work:
+            break
+    return ppool, pl, consts, work
+
+
+@njit(**NJIT)
+def _family(kind, phase, first, a, n_sl, max_slots, sigma, thr, thr_here, adf):
+    """Whether a node grows the family of children ``kind`` (0: ``x * P``,
+    1: ``x P``, 2: ``P x``, 3: ``P * x``), and its threshold: ``t, bit``
+    (``t`` = -1: not grown; ``bit`` the family's extension bit for
+    :func:`_maximal_core`).  O(1)."""
+    if phase == 1 and kind >= 2:
+        return -1, 0  # a left node grows to the left only
+    if (kind == 0 or kind == 3) and n_sl >= max_slots:
+        return -1, 0
+    if kind == 1 and not (phase == 1 and first > 0 and first + 1 < a):
+        return -1, 0
+    if kind == 0:
+        return (thr if phase == 1 else thr_here), LEFT_SLOT
+    if kind == 1:
+        return thr, LEFT_TOKEN
+    if kind == 2:
+        return (sigma if adf < 0 else thr_here), RIGHT_TOKEN
+    return thr_here, RIGHT_SLOT
+
+
+@njit(**NJIT)
+def _candidates(tokens, doc_of, doc_offsets, spool, epool, oo, ol, kind, w_max, ck, cfw, cd, csrc, key_docs,
+                key_last):
+    """The candidate children of one family of a node (embeddings ``oo ..
+    oo + ol - 1``): for each embedding and slot width w (1..W for the slot
+    kinds, else none), the key (the token added: before the start or after
+    the end, past a slot of w tokens for the slot kinds) inside the
+    embedding's document, with w, the document and the embedding (from the
+    node's first).  The distinct documents of each key are counted on the
+    way in ``key_docs`` / ``key_last`` (the embeddings come grouped by
+    document); the caller resets them (:func:`_kept`).
+
+    Returns ``ck, cfw, cd, csrc, n`` (the buffers, regrown, and the number of
+    candidates).  O(embeddings x W).
+    """
+    slot_kind = kind == 0 or kind == 3
+    width_hi = w_max if slot_kind else 1
+    need = ol * width_hi
+    ck = _fit(ck, need)
+    cfw = _fit(cfw, need)
+    csrc = _fit(csrc, need)
+    cd = _fit(cd, need)
+    n = 0
+    for i in range(ol):
+        si, ei = spool[oo + i], epool[oo + i]
+        d_si = doc_of[si]
+        d_lo, d_hi = doc_offsets[d_si], doc_offsets[d_si + 1]
+        for w in range(1, width_hi + 1):
+            # the key's position: before the start or after the end,
+            # past a slot of w tokens for the slot kinds
+            gap = w if slot_kind else 0
+            if kind <= 1:
+                q = si - 1 - gap
+                if q < d_lo:
+                    break
+            else:
+                q = ei + gap
+                if q >= d_hi:
+                    break
+            cfw[n] = w
+            kk = tokens[q]
+            ck[n] = kk
+            cd[n] = d_si
+            csrc[n] = i
+            n += 1
+            # distinct documents per key (the embeddings come grouped by document)
+            if key_last[kk] != d_si:
+                key_last[kk] = d_si
+                key_docs[kk] += 1
+    return ck, cfw, cd, csrc, n
+
+
+@njit(**NJIT)
+def _new_slot_ends(tokens, spool, epool, oo, ck, cfw, csrc, n, kind, t, key_docs, key_ff, key_lf):
+    """For a slot kind (0 or 3): the first and the last token of the new
+    slot's fillers of each key at the threshold ``t``, in ``key_ff`` /
+    ``key_lf`` (-2 once they differ).  When a key's fillers all begin (or
+    all end) with one token, so do they in every extension, where the slot
+    can be narrowed, and nothing grown from that child is maximal; found
+    here in one pass, before any sort.  O(candidates)."""
+    for j in range(n):
+        kk = ck[j]
+        if key_docs[kk] < t:
+            continue
+        if kind == 0:
+            f0 = spool[oo + csrc[j]] - cfw[j]
+        else:
+            f0 = epool[oo + csrc[j]]
+        f = tokens[f0]
+        g = tokens[f0 + cfw[j] - 1]
+        if key_ff[kk] == -1:
+            key_ff[kk] = f
+            key_lf[kk] = g
+        else:
+            if key_ff[kk] != f:
+                key_ff[kk] = -2
+            if key_lf[kk] != g:
+                key_lf[kk] = -2
+
+
+@njit(**NJIT)
+def _kept(ck, n, slot_kind, t, df, key_docs, key_last, key_ff, key_lf):
+    """The candidates kept: those whose key reaches the threshold ``t`` in
+    distinct documents (and, for a slot kind, whose new slot cannot be
+    narrowed: :func:`_new_slot_ends`), in their order; and whether some key
+    at the threshold keeps the node's df (a child, made or narrowable, with
+    df documents: the node is then not reported).  Resets the scratch of the
+    candidates' keys.  Returns ``kept, keeps_df``.  O(candidates)."""
+    kept = np.empty(n, np.int64)
+    n_kept = 0
+    keeps_df = False
+    for j in range(n):
+        kk = ck[j]
+        if key_docs[kk] >= t:
+            if key_docs[kk] == df:
+                keeps_df = True  # a child (made or narrowable) keeps the df
+            if slot_kind and (key_ff[kk] != -2 or key_lf[kk] != -2):
+                continue
+            kept[n_kept] = j
+            n_kept += 1
+    for j in range(n):
+        kk = ck[j]
+        key_docs[kk] = 0
+        key_last[kk] = -1
+        key_ff[kk] = -1
+        key_lf[kk] = -1
+    return kept[:n_kept], keeps_df
+
+
+@njit(**NJIT)
+def _by_key(ck, kept, key_last):
+    """The kept candidates grouped by key, in the order of generation within
+    a key (a stable bucket sort: the candidates come grouped by document,
+    and so does each key's share of them); the keys in the order they first
+    appear.  ``key_last`` (-1) is scratch, left as it came.  O(kept)."""
+    n_kept = kept.shape[0]
+    gkey = np.empty(n_kept, np.int64)
+    gnext = np.zeros(n_kept + 1, np.int64)
+    n_groups = 0
+    for i in range(n_kept):
+        kk = ck[kept[i]]
+        if key_last[kk] < 0:
+            key_last[kk] = n_groups
+            gkey[n_groups] = kk
+            n_groups += 1
+        gnext[key_last[kk] + 1] += 1
+    for g in range(n_groups):
+        gnext[g + 1] += gnext[g]
+    order = np.empty(n_kept, np.int64)
+    for i in range(n_kept):
+        g = key_last[ck[kept[i]]]
+        order[gnext[g]] = kept[i]
+        gnext[g] += 1
+    for g in range(n_groups):
+        key_last[gkey[g]] = -1
+    return order
+
+
+@njit(**NJIT)
+def _key_run(ck, cd, order, lo):
+    """The candidates ``order[lo:hi]`` of one key (one child) and their
+    distinct documents: ``hi, distinct``.  O(hi - lo)."""
+    key = ck[order[lo]]
+    hi = lo
+    distinct = 0
+    while hi < order.shape[0] and ck[order[hi]] == key:
+        if hi == lo or cd[order[hi]] != cd[order[hi - 1]]:
+            distinct += 1
+        hi += 1
+    return hi, distinct
+
+
+@njit(**NJIT)
+def _child_pattern(ppool, po, pl, ptop, kind, key):
+    """A child's pattern written at ``ptop``: the node's (``ppool[po:po +
+    pl]``) with the key added as ``kind`` says (a slot and the key for the
+    slot kinds).  Returns ``ppool`` (regrown).  O(pattern length)."""
+    extra = 2 if kind == 0 or kind == 3 else 1
+    ppool = _fit(ppool, ptop + pl + extra)
+    if kind == 0:
+        ppool[ptop] = key
+        ppool[ptop + 1] = SLOT
+        ppool[ptop + 2:ptop + 2 + pl] = ppool[po:po + pl]
+    elif kind == 1:
+        ppool[ptop] = key
+        ppool[ptop + 1:ptop + 1 + pl] = ppool[po:po + pl]
+    elif kind == 2:
+        ppool[ptop:ptop + pl] = ppool[po:po + pl]
+        ppool[ptop + pl] = key
+    else:
+        ppool[ptop:ptop + pl] = ppool[po:po + pl]
+        ppool[ptop + pl] = SLOT
+        ppool[ptop + pl + 1] = key
+    return ppool
+
+
+@njit(**NJIT)
+def _child_embeddings(spool, epool, fspool, fwpool, oo, otop, order, lo, hi, csrc, cfw, kind, n_sl, ms):
+    """A child's embeddings written at row ``otop``: each of the candidates
+    ``order[lo:hi]`` is its source embedding (row ``oo`` + its ``csrc``)
+    extended by the key (and a slot of its width for the slot kinds, whose
+    filler is added: first for kind 0, last for kind 3).  Returns ``spool,
+    epool, fspool, fwpool`` (regrown).  O((hi - lo) x slots)."""
+    m = hi - lo
+    spool = _fit(spool, otop + m)
+    epool = _fit(epool, otop + m)
+    fspool = _fit(fspool, (otop + m) * ms)
+    fwpool = _fit(fwpool, (otop + m) * ms)
+    slot_kind = kind == 0 or kind == 3
+    shift = 1 if kind == 0 else 0
+    for jj in range(m):
+        r = order[lo + jj]
+        row = otop + jj
+        e_src = oo + csrc[r]
+        wr = cfw[r]
+        gap = wr if slot_kind else 0
+        if kind <= 1:
+            spool[row] = spool[e_src] - 1 - gap
+            epool[row] = epool[e_src]
+        else:
+            spool[row] = spool[e_src]
+            epool[row] = epool[e_src] + gap + 1
+        src = e_src * ms
+        dst = row * ms
+        for c in range(n_sl):
+            fspool[dst + shift + c] = fspool[src + c]
+            fwpool[dst + shift + c] = fwpool[src + c]
+        if kind == 0:
+            fspool[dst] = spool[e_src] - wr
+            fwpool[dst] = wr
+        elif kind == 3:
+            fspool[dst + n_sl] = epool[e_src]
+            fwpool[dst + n_sl] = wr
+    return spool, epool, fspool, fwpool
+
+
+@njit(**NJIT)
+def _push_child(nodes, top, pat_off, pat_len, occ_off, occ_len, child_df, consts, kind, first, adf, df, t):
+    """Push a child of family ``kind`` grown at threshold ``t`` from a node
+    (its ``first``, ``adf``, ``df``): a left child (kinds 0, 1) continues
+    the left growth at ``t`` (its first left segment: 1 token after
+    ``x *``, one more after ``x``); a right child (2, 3) the right growth,
+    keeping the anchor's df, which its first slot (kind 3) fixes to the
+    node's df.  O(1) amortised (:func:`_push_node`)."""
+    if kind <= 1:
+        return _push_node(nodes, top, pat_off, pat_len, occ_off, occ_len, child_df, consts, 1,
+                          1 if kind == 0 else first + 1, -1, t)
+    if kind == 2:
+        return _push_node(nodes, top, pat_off, pat_len, occ_off, occ_len, child_df, consts, 0, 0, adf, 0)
+    return _push_node(nodes, top, pat_off, pat_len, occ_off, occ_len, child_df, consts, 0, 0,
+                      adf if adf >= 0 else df, 0)
+
+
+@njit(**NJIT)
+def _report(ppool, spool, epool, fspool, fwpool, po, pl, oo, ol, n_sl, ms, df, n_out, o_pat, o_s, o_e, o_fs,
+            o_fw, o_tab):
+    """Report a maximal node as template ``n_out``: its pattern, its distinct
+    occurrences sorted by (start, end), the fillers of its embeddings (one
+    row per embedding and slot) and its df, appended to the outputs.
+    Returns ``o_pat, o_s, o_e, o_fs, o_fw, o_tab`` (regrown).
+    O(embeddings x (slots + log embeddings))."""
+    o_tab = _fit_rows(o_tab, n_out + 2)
+    p = o_tab[n_out, TAB_PAT]
+    o_pat = _fit(o_pat, p + pl)
+    o_pat[p:p + pl] = ppool[po:po + pl]
+    # distinct occurrences, sorted by (start, end)
+    m0 = o_tab[n_out, TAB_OCC]
+    o_s = _fit(o_s, m0 + ol)
+    o_e = _fit(o_e, m0 + ol)
+    by = _by_start_end(spool, epool, oo, ol)
+    m = m0
+    for i in by:
+        if m > m0 and o_s[m - 1] == spool[i] and o_e[m - 1] == epool[i]:
+            continue
+        o_s[m] = spool[i]
+        o_e[m] = epool[i]
+        m += 1
+    f = o_tab[n_out, TAB_FILL]
+    o_fs = _fit(o_fs, f + ol * n_sl)
+    o_fw = _fit(o_fw, f + ol * n_sl)
+    for i in range(oo, oo + ol):
+        for c in range(n_sl):
+            o_fs[f] = fspool[i * ms + c]
+            o_fw[f] = fwpool[i * ms + c]
+            f += 1
+    o_tab[n_out, TAB_DF] = df
+    o_tab[n_out + 1, TAB_PAT] = p + pl
+    o_tab[n_out + 1, TAB_OCC] = m
+    o_tab[n_out + 1, TAB_FILL] = f
+    return o_pat, o_s, o_e, o_fs, o_fw, o_tab
+
+
+@njit(**NJIT)
 def grow_seed(tokens, doc_of, doc_offsets, seed, a, sigma, min_len, w_max, max_slots, cohesion, max_work,
               key_docs, key_last, key_ff, key_lf):
     """Every maximal template whose anchor starts with the seed (an A-gram,
@@ -422,13 +818,25 @@ def grow_seed(tokens, doc_of, doc_offsets, seed, a, sigma, min_len, w_max, max_s
 
     Embeddings, fillers and patterns live in pools used as stacks: the
     children of a node are written above it and a popped node drops
-    whatever its later siblings left.  A family of children is one key (the
-    token added), grouped by a stable bucket sort that keeps each key's
-    candidates in the order they were made (so grouped by document, which is
-    all the counts need; a template's occurrences are sorted when it is
-    reported); a child is kept when its
-    distinct documents reach the threshold.  Closed chains are passed
-    through (:mod:`engine.templates`).
+    whatever its later siblings left; the nodes themselves are rows of a
+    table (``NODE_*`` columns).  A popped node goes through these steps:
+
+    1. dropped when a slot is narrowable everywhere
+       (:func:`_narrowable_everywhere`);
+    2. its closed chains passed in place (:func:`_left_chain`,
+       :func:`_right_chain`; :mod:`engine.templates`);
+    3. for each family of children it grows (:func:`_family`): the
+       candidates, with the distinct documents of each key
+       (:func:`_candidates`), those of the keys at the threshold kept
+       (:func:`_new_slot_ends`, :func:`_kept`) and grouped by key, in the
+       order they were made (:func:`_by_key`: so grouped by document, which
+       is all the counts need; a template's occurrences are sorted when it
+       is reported); each key is a child pushed (:func:`_key_run`,
+       :func:`_child_pattern`, :func:`_child_embeddings`,
+       :func:`_push_child`);
+    4. visited when it has a slot and L constants, unless a child keeps
+       its df: checked (:func:`_maximal_core`, told the families counted
+       in step 3) and reported when maximal (:func:`_report`).
 
     ``max_work`` (> 0) bounds the work (embeddings x (W + 1) plus pattern
     length, summed over the nodes, and for each token a closed chain adds,
@@ -453,18 +861,8 @@ def grow_seed(tokens, doc_of, doc_offsets, seed, a, sigma, min_len, w_max, max_s
     and whether the work bound stopped the growth.
     """
     ms = max(1, max_slots)  # filler columns per embedding
-    # node stack
-    cap = 64
-    n_pat_off = np.empty(cap, np.int64)
-    n_pat_len = np.empty(cap, np.int64)
-    n_occ_off = np.empty(cap, np.int64)
-    n_occ_len = np.empty(cap, np.int64)
-    n_df = np.empty(cap, np.int64)
-    n_consts = np.empty(cap, np.int64)
-    n_phase = np.empty(cap, np.int64)   # 0: right growth, 1: left growth
-    n_first = np.empty(cap, np.int64)   # left phase: length of a first left segment, else 0
-    n_adf = np.empty(cap, np.int64)     # right phase: the anchor's df once closed, else -1
-    n_thr = np.empty(cap, np.int64)     # left phase: threshold
+    nodes = np.empty((64, NODE_FIELDS), np.int64)
+    # pools: patterns, then the embeddings' starts, ends and fillers (ms columns)
     ppool = np.empty(1024, np.int64)
     k = seed.shape[0]
     pos_t = seed.dtype  # positions in the seed's width (int32 when they fit)
@@ -474,16 +872,13 @@ def grow_seed(tokens, doc_of, doc_offsets, seed, a, sigma, min_len, w_max, max_s
     fwpool = np.empty((4 * k + 64) * ms, np.int8)
     # outputs
     o_pat = np.empty(256, np.int64)
-    o_pat_off = np.zeros(17, np.int64)
-    o_df = np.empty(16, np.int64)
     o_s = np.empty(256, np.int64)
     o_e = np.empty(256, np.int64)
-    o_occ_off = np.zeros(17, np.int64)
     o_fs = np.empty(256, np.int64)
     o_fw = np.empty(256, np.int64)
-    o_f_off = np.zeros(17, np.int64)
+    o_tab = np.zeros((17, TAB_FIELDS), np.int64)
     n_out = 0
-    # candidate buffers of one expansion
+    # candidate buffers of one family of children
     ck = np.empty(16, tokens.dtype)
     cfw = np.empty(16, np.int8)  # the candidate's slot width (its other
     # coordinates follow from its source embedding, the kind and the width)
@@ -499,16 +894,7 @@ def grow_seed(tokens, doc_of, doc_offsets, seed, a, sigma, min_len, w_max, max_s
     for i in range(1, k):
         if doc_of[seed[i]] != doc_of[seed[i - 1]]:
             d0 += 1
-    n_pat_off[0] = 0
-    n_pat_len[0] = a
-    n_occ_off[0] = 0
-    n_occ_len[0] = k
-    n_df[0] = d0
-    n_consts[0] = a
-    n_phase[0] = 0
-    n_first[0] = 0
-    n_adf[0] = -1
-    n_thr[0] = 0
+    nodes = _push_node(nodes, 0, 0, a, 0, k, d0, a, 0, 0, -1, 0)
     top = 1
     n_nodes = 0
     work = 0
@@ -517,62 +903,38 @@ def grow_seed(tokens, doc_of, doc_offsets, seed, a, sigma, min_len, w_max, max_s
         if max_work > 0 and work > max_work:
             truncated = True
             break
+        # pop a node
         top -= 1
         n_nodes += 1
-        work += n_occ_len[top] * (w_max + 1) + n_pat_len[top]
-        po, pl = n_pat_off[top], n_pat_len[top]
-        oo, ol = n_occ_off[top], n_occ_len[top]
-        df, consts, phase = n_df[top], n_consts[top], n_phase[top]
-        first, adf, thr = n_first[top], n_adf[top], n_thr[top]
+        po, pl = nodes[top, NODE_PAT_OFF], nodes[top, NODE_PAT_LEN]
+        oo, ol = nodes[top, NODE_OCC_OFF], nodes[top, NODE_OCC_LEN]
+        df, consts, phase = nodes[top, NODE_DF], nodes[top, NODE_CONSTS], nodes[top, NODE_PHASE]
+        first, adf, thr = nodes[top, NODE_FIRST], nodes[top, NODE_ADF], nodes[top, NODE_THR]
+        work += ol * (w_max + 1) + pl
         n_sl = pl - consts
-        ptop = po + pl          # pools above this node are free
-        otop = oo + ol
+        otop = oo + ol  # pools above this node are free
         # a slot narrowable in every embedding: so in every extension
         if n_sl > 0 and _narrowable_everywhere(tokens, fspool, fwpool, oo, ol, ms, n_sl):
             continue
         # closures: one token before (after) every occurrence
         left_closed = _preceded_alike(tokens, doc_of, doc_offsets, spool, oo, ol)
         right_closed = phase == 0 and _followed_alike(tokens, doc_of, doc_offsets, spool, epool, oo, ol)
-        if left_closed and phase == 0:
-            continue
-        # a closed chain to the left of a left node: its only child prepends
-        # the token that precedes every occurrence (while the left segment
-        # stays shorter than A), with the same embeddings and df; passed in
-        # place as the right chains below
-        while left_closed and first + 1 < a:
-            ppool = _fit(ppool, po + pl + 1)
-            ppool[po + 1:po + pl + 1] = ppool[po:po + pl].copy()
-            ppool[po] = tokens[spool[oo] - 1]
-            pl += 1
-            consts += 1
-            first += 1
-            for i in range(oo, oo + ol):
-                spool[i] -= 1
-            work += ol + pl  # one pass over the embeddings, the pattern shifted
-            left_closed = _preceded_alike(tokens, doc_of, doc_offsets, spool, oo, ol)
         if left_closed:
-            continue  # the chain reaches A tokens: nothing below is a template
-        # a closed chain to the right: its only child appends the token that
-        # follows every occurrence, with the same embeddings and df, and is
-        # never visited; the node takes its place (in place: the pools above
-        # it are free), until the chain opens
-        while right_closed:
-            ppool = _fit(ppool, po + pl + 1)
-            ppool[po + pl] = tokens[epool[oo]]
-            pl += 1
-            consts += 1
-            for i in range(oo, oo + ol):
-                epool[i] += 1
-            work += ol + 1  # one pass over the embeddings, one token appended
-            right_closed = _followed_alike(tokens, doc_of, doc_offsets, spool, epool, oo, ol)
-            if max_work > 0 and work > max_work:
-                break
+            if phase == 0:
+                continue
+            ppool, pl, consts, first, work, left_closed = _left_chain(tokens, doc_of, doc_offsets, ppool, spool,
+                                                                      po, pl, oo, ol, consts, first, a, work)
+            if left_closed:
+                continue  # the chain reaches A tokens: nothing below is a template
+        if right_closed:
+            ppool, pl, consts, work = _right_chain(tokens, doc_of, doc_offsets, ppool, spool, epool, po, pl, oo,
+                                                   ol, consts, work, max_work)
         if max_work > 0 and work > max_work:
             truncated = True
             break
+        # past the chains neither side is closed (a chain ends open, or
+        # the work bound stopped the growth above)
         ptop = po + pl
-        # expansions: (kind, threshold) per family of children
-        #   kind 0: x * P (left)   1: x P (left)   2: P x (right)   3: P * x (right)
         same_df_child = False
         known = 0  # extension families counted here (none of them keeps df unless same_df_child)
         thr_here = sigma
@@ -580,262 +942,51 @@ def grow_seed(tokens, doc_of, doc_offsets, seed, a, sigma, min_len, w_max, max_s
             here = _ceil_div(adf if adf >= 0 else df, cohesion)
             thr_here = sigma if here < sigma else here
         for kind in range(4):
-            if phase == 1 and kind >= 2:
+            t, bit = _family(kind, phase, first, a, n_sl, max_slots, sigma, thr, thr_here, adf)
+            if t < 0:
                 continue
-            if (left_closed and kind != 1) or (right_closed and kind != 2):
-                continue
-            if (kind == 0 or kind == 3) and n_sl >= max_slots:
-                continue
-            if kind == 1 and not (phase == 1 and first > 0 and first + 1 < a):
-                continue
-            if kind == 0:
-                t = thr if phase == 1 else thr_here
-                known |= LEFT_SLOT
-            elif kind == 1:
-                t = thr
-                known |= LEFT_TOKEN
-            elif kind == 2:
-                t = sigma if adf < 0 else thr_here
-                known |= RIGHT_TOKEN
-            else:
-                t = thr_here
-                known |= RIGHT_SLOT
+            known |= bit
             slot_kind = kind == 0 or kind == 3
-            width_hi = w_max if slot_kind else 1
-            # gather the candidates
-            need = ol * width_hi
-            ck = _fit(ck, need)
-            cfw = _fit(cfw, need)
-            csrc = _fit(csrc, need)
-            cd = _fit(cd, need)
-            n = 0
-            for i in range(ol):
-                si, ei = spool[oo + i], epool[oo + i]
-                d_si = doc_of[si]
-                d_lo, d_hi = doc_offsets[d_si], doc_offsets[d_si + 1]
-                for w in range(1, width_hi + 1):
-                    # the key's position: before the start or after the end,
-                    # past a slot of w tokens for the slot kinds
-                    gap = w if slot_kind else 0
-                    if kind <= 1:
-                        q = si - 1 - gap
-                        if q < d_lo:
-                            break
-                    else:
-                        q = ei + gap
-                        if q >= d_hi:
-                            break
-                    cfw[n] = w
-                    kk = tokens[q]
-                    ck[n] = kk
-                    cd[n] = d_si
-                    csrc[n] = i
-                    n += 1
-                    # distinct documents per key (the embeddings come grouped by document)
-                    if key_last[kk] != d_si:
-                        key_last[kk] = d_si
-                        key_docs[kk] += 1
+            ck, cfw, cd, csrc, n = _candidates(tokens, doc_of, doc_offsets, spool, epool, oo, ol, kind, w_max,
+                                               ck, cfw, cd, csrc, key_docs, key_last)
             if n == 0:
                 continue
-            # the candidates of the keys at the threshold
             if slot_kind:
-                # the new slot's fillers of a key all begin (or all end)
-                # with one token: so do they in every extension, where the
-                # slot can be narrowed, and nothing grown from that child is
-                # maximal; found here, in one pass, before any sort (the
-                # first and last filler tokens of each key at the threshold;
-                # -2 once they differ)
-                for j in range(n):
-                    kk = ck[j]
-                    if key_docs[kk] < t:
-                        continue
-                    if kind == 0:
-                        f0 = spool[oo + csrc[j]] - cfw[j]
-                    else:
-                        f0 = epool[oo + csrc[j]]
-                    f = tokens[f0]
-                    g = tokens[f0 + cfw[j] - 1]
-                    if key_ff[kk] == -1:
-                        key_ff[kk] = f
-                        key_lf[kk] = g
-                    else:
-                        if key_ff[kk] != f:
-                            key_ff[kk] = -2
-                        if key_lf[kk] != g:
-                            key_lf[kk] = -2
-            kept = np.empty(n, np.int64)
-            n_kept = 0
-            for j in range(n):
-                kk = ck[j]
-                if key_docs[kk] >= t:
-                    if key_docs[kk] == df:
-                        same_df_child = True  # a child (made or narrowable) keeps the df
-                    if slot_kind and (key_ff[kk] != -2 or key_lf[kk] != -2):
-                        continue
-                    kept[n_kept] = j
-                    n_kept += 1
-            for j in range(n):
-                kk = ck[j]
-                key_docs[kk] = 0
-                key_last[kk] = -1
-                key_ff[kk] = -1
-                key_lf[kk] = -1
-            if n_kept == 0:
+                _new_slot_ends(tokens, spool, epool, oo, ck, cfw, csrc, n, kind, t, key_docs, key_ff, key_lf)
+            kept, keeps_df = _kept(ck, n, slot_kind, t, df, key_docs, key_last, key_ff, key_lf)
+            if keeps_df:
+                same_df_child = True
+            if kept.shape[0] == 0:
                 continue
-            kept = kept[:n_kept]
-            # grouped by key, in the order of generation within a key (a
-            # stable bucket sort, O(kept)): the candidates come grouped by
-            # document, and so does each key's share of them; the keys in
-            # the order they first appear
-            gkey = np.empty(n_kept, np.int64)
-            gnext = np.zeros(n_kept + 1, np.int64)
-            n_groups = 0
-            for i in range(n_kept):
-                kk = ck[kept[i]]
-                if key_last[kk] < 0:
-                    key_last[kk] = n_groups
-                    gkey[n_groups] = kk
-                    n_groups += 1
-                gnext[key_last[kk] + 1] += 1
-            for g in range(n_groups):
-                gnext[g + 1] += gnext[g]
-            order = np.empty(n_kept, np.int64)
-            for i in range(n_kept):
-                g = key_last[ck[kept[i]]]
-                order[gnext[g]] = kept[i]
-                gnext[g] += 1
-            for g in range(n_groups):
-                key_last[gkey[g]] = -1
-            n = n_kept
+            order = _by_key(ck, kept, key_last)
+            extra = 2 if slot_kind else 1
             lo = 0
-            while lo < n:
-                key = ck[order[lo]]
-                hi = lo
-                distinct = 0
-                while hi < n and ck[order[hi]] == key:
-                    if hi == lo or cd[order[hi]] != cd[order[hi - 1]]:
-                        distinct += 1
-                    hi += 1
-                g_lo, g_hi = lo, hi
-                lo = hi
-                # push the child (its key reached the threshold, and its df is distinct): pattern, then its embeddings
-                extra = 2 if slot_kind else 1
-                ppool = _fit(ppool, ptop + pl + extra)
-                if kind == 0:
-                    ppool[ptop] = key
-                    ppool[ptop + 1] = SLOT
-                    ppool[ptop + 2:ptop + 2 + pl] = ppool[po:po + pl]
-                elif kind == 1:
-                    ppool[ptop] = key
-                    ppool[ptop + 1:ptop + 1 + pl] = ppool[po:po + pl]
-                elif kind == 2:
-                    ppool[ptop:ptop + pl] = ppool[po:po + pl]
-                    ppool[ptop + pl] = key
-                else:
-                    ppool[ptop:ptop + pl] = ppool[po:po + pl]
-                    ppool[ptop + pl] = SLOT
-                    ppool[ptop + pl + 1] = key
-                m = g_hi - g_lo
-                spool = _fit(spool, otop + m)
-                epool = _fit(epool, otop + m)
-                fspool = _fit(fspool, (otop + m) * ms)
-                fwpool = _fit(fwpool, (otop + m) * ms)
-                shift = 1 if kind == 0 else 0
-                for jj in range(m):
-                    r = order[g_lo + jj]
-                    row = otop + jj
-                    e_src = oo + csrc[r]
-                    wr = cfw[r]
-                    gap = wr if slot_kind else 0
-                    if kind <= 1:
-                        spool[row] = spool[e_src] - 1 - gap
-                        epool[row] = epool[e_src]
-                    else:
-                        spool[row] = spool[e_src]
-                        epool[row] = epool[e_src] + gap + 1
-                    src = e_src * ms
-                    dst = row * ms
-                    for c in range(n_sl):
-                        fspool[dst + shift + c] = fspool[src + c]
-                        fwpool[dst + shift + c] = fwpool[src + c]
-                    if kind == 0:
-                        fspool[dst] = spool[e_src] - wr
-                        fwpool[dst] = wr
-                    elif kind == 3:
-                        fspool[dst + n_sl] = epool[e_src]
-                        fwpool[dst + n_sl] = wr
-                if top + 1 > n_pat_off.shape[0]:
-                    n_pat_off = _fit(n_pat_off, top + 1)
-                    n_pat_len = _fit(n_pat_len, top + 1)
-                    n_occ_off = _fit(n_occ_off, top + 1)
-                    n_occ_len = _fit(n_occ_len, top + 1)
-                    n_df = _fit(n_df, top + 1)
-                    n_consts = _fit(n_consts, top + 1)
-                    n_phase = _fit(n_phase, top + 1)
-                    n_first = _fit(n_first, top + 1)
-                    n_adf = _fit(n_adf, top + 1)
-                    n_thr = _fit(n_thr, top + 1)
-                n_pat_off[top] = ptop
-                n_pat_len[top] = pl + extra
-                n_occ_off[top] = otop
-                n_occ_len[top] = m
-                n_df[top] = distinct
-                n_consts[top] = consts + 1
-                if kind <= 1:
-                    n_phase[top] = 1
-                    n_first[top] = 1 if kind == 0 else first + 1
-                    n_adf[top] = -1
-                    n_thr[top] = t
-                else:
-                    n_phase[top] = 0
-                    n_first[top] = 0
-                    if kind == 2:
-                        n_adf[top] = adf
-                    else:
-                        n_adf[top] = adf if adf >= 0 else df
-                    n_thr[top] = 0
+            while lo < order.shape[0]:
+                # one key: a child (its key reached the threshold), pushed
+                # with its pattern and embeddings above the node
+                hi, distinct = _key_run(ck, cd, order, lo)
+                ppool = _child_pattern(ppool, po, pl, ptop, kind, ck[order[lo]])
+                spool, epool, fspool, fwpool = _child_embeddings(spool, epool, fspool, fwpool, oo, otop, order, lo,
+                                                                 hi, csrc, cfw, kind, n_sl, ms)
+                nodes = _push_child(nodes, top, ptop, pl + extra, otop, hi - lo, distinct, consts + 1, kind, first,
+                                    adf, df, t)
                 top += 1
                 ptop += pl + extra
-                otop += m
+                otop += hi - lo
+                lo = hi
         # visit: a candidate with a slot and L constants, unless a child
         # found above keeps its df (an extension of the maximality rule)
-        if n_sl > 0 and consts >= min_len and not (left_closed or right_closed or same_df_child):
+        if n_sl > 0 and consts >= min_len and not same_df_child:
             work += ol * (n_sl + 4)
             if _maximal_core(tokens, doc_of, doc_offsets, spool, epool, fspool, fwpool, oo, ol, ms, n_sl, df,
                              w_max, max_slots, known, key_docs, key_last) == 1:
-                o_pat = _fit(o_pat, o_pat_off[n_out] + pl)
-                o_pat[o_pat_off[n_out]:o_pat_off[n_out] + pl] = ppool[po:po + pl]
-                # distinct occurrences, sorted by (start, end)
-                o_s = _fit(o_s, o_occ_off[n_out] + ol)
-                o_e = _fit(o_e, o_occ_off[n_out] + ol)
-                by = _by_start_end(spool, epool, oo, ol)
-                m = o_occ_off[n_out]
-                for i in by:
-                    if m > o_occ_off[n_out] and o_s[m - 1] == spool[i] and o_e[m - 1] == epool[i]:
-                        continue
-                    o_s[m] = spool[i]
-                    o_e[m] = epool[i]
-                    m += 1
-                o_fs = _fit(o_fs, o_f_off[n_out] + ol * n_sl)
-                o_fw = _fit(o_fw, o_f_off[n_out] + ol * n_sl)
-                f = o_f_off[n_out]
-                for i in range(oo, oo + ol):
-                    for c in range(n_sl):
-                        o_fs[f] = fspool[i * ms + c]
-                        o_fw[f] = fwpool[i * ms + c]
-                        f += 1
-                o_df = _fit(o_df, n_out + 1)
-                o_pat_off = _fit(o_pat_off, n_out + 2)
-                o_occ_off = _fit(o_occ_off, n_out + 2)
-                o_f_off = _fit(o_f_off, n_out + 2)
-                o_df[n_out] = df
-                o_pat_off[n_out + 1] = o_pat_off[n_out] + pl
-                o_occ_off[n_out + 1] = m
-                o_f_off[n_out + 1] = f
+                o_pat, o_s, o_e, o_fs, o_fw, o_tab = _report(ppool, spool, epool, fspool, fwpool, po, pl, oo, ol,
+                                                             n_sl, ms, df, n_out, o_pat, o_s, o_e, o_fs, o_fw, o_tab)
                 n_out += 1
-    return (o_pat[:o_pat_off[n_out]], o_pat_off[:n_out + 1], o_df[:n_out], o_s[:o_occ_off[n_out]],
-            o_e[:o_occ_off[n_out]], o_occ_off[:n_out + 1], o_fs[:o_f_off[n_out]], o_fw[:o_f_off[n_out]],
-            o_f_off[:n_out + 1], n_nodes, truncated)
+    n_pat, n_occ, n_fill = o_tab[n_out, TAB_PAT], o_tab[n_out, TAB_OCC], o_tab[n_out, TAB_FILL]
+    return (o_pat[:n_pat], o_tab[:n_out + 1, TAB_PAT].copy(), o_tab[:n_out, TAB_DF].copy(), o_s[:n_occ],
+            o_e[:n_occ], o_tab[:n_out + 1, TAB_OCC].copy(), o_fs[:n_fill], o_fw[:n_fill],
+            o_tab[:n_out + 1, TAB_FILL].copy(), n_nodes, truncated)
 
 
 @njit(**NJIT)
