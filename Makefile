@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: install run test e2e bench bench-full bench-scale browser demo clean install-spark test-spark
+.PHONY: install run test e2e bench bench-full bench-scale bench-versus browser demo clean install-spark test-spark
 
 install: $(STAMP)
 
@@ -53,6 +53,13 @@ bench-full: install browser
 	$(PY) bench/templates_corpora.py --runs 3 --warmup 1
 	$(PY) bench/app_queries.py --docs 1000000
 	$(PY) bench/app_latency.py --docs 1000000
+
+# this checkout against another commit (REV, default HEAD~1), whole process, interleaved (not in CI)
+REV ?= HEAD~1
+bench-versus: install
+	git worktree remove --force bench/work/prev 2>/dev/null || rm -rf bench/work/prev
+	git worktree add --detach bench/work/prev $(REV)
+	$(PY) bench/versus.py ../shared/corpora/webdocs.parquet --other bench/work/prev --runs 5
 
 # generated corpora of 100M, 300M and 1B tokens: ingest and mine, time and memory (not in CI)
 bench-scale: install
