@@ -429,8 +429,7 @@ def store_run(db: str, source: str, meta: pl.DataFrame, offsets, within, res, al
     timings["ingest"] = time.perf_counter() - t
     t = time.perf_counter()
     with Store(db) as st:
-        docs = st.query("SELECT doc_index, doc_id, n_tokens FROM documents WHERE snapshot_id = ?"
-                        " ORDER BY doc_id", [sid])
+        docs = st.documents_meta(sid).select("doc_index", "doc_id", "n_tokens").sort("doc_id")
         if (docs.height != meta.height or docs["doc_id"].to_list() != meta["doc_id"].to_list()
                 or docs["n_tokens"].to_list() != meta["n_tokens"].to_list()):
             raise BoilerscopeError(f"{source}: the store's snapshot {sid} does not hold the documents Spark read "

@@ -146,6 +146,17 @@ def test_no_import_cycles_even_inside_functions():
     assert not cycle, cycle
 
 
+def test_sql_is_written_by_the_store_and_the_read_layer_only():
+    """Outside engine/store.py and engine/views.py no engine module passes SQL
+    to the store (tests and benchmarks may)."""
+    for path, text in sources("engine"):
+        if path in (os.path.join("engine", "store.py"), os.path.join("engine", "views.py")):
+            continue
+        calls = {n.func.attr for n in ast.walk(ast.parse(text)) if isinstance(n, ast.Call)
+                 and isinstance(n.func, ast.Attribute) and ast.unparse(n.func.value) not in ("pa", "pl", "np")}
+        assert not calls & {"query", "scalar", "execute", "sql"}, path
+
+
 def test_pages_draw_and_read_only_through_the_read_layer():
     """Pages hold widgets and drawing: no store, SQL, arrays, vocabulary or cut
     rule of their own, and no private Streamlit API."""
