@@ -73,8 +73,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"boilerscope {VERSION}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
-    ing = sub.add_parser("ingest", help="load a snapshot (.parquet, .jsonl, .csv, or shards) into the store")
-    ing.add_argument("snapshot", help="a snapshot file, a folder of .parquet or .jsonl shards, "
+    ing = sub.add_parser("ingest", help="load a snapshot (.parquet, .jsonl, .jsonl.gz/.zst/.bz2, .csv, or shards) into the store")
+    ing.add_argument("snapshot", help="a snapshot file, a folder of .parquet or (compressed) .jsonl shards, "
                                       "or a glob of shards ('crawl/part-*.parquet')")
     ing.add_argument("--db", default=DEFAULT_DB, help="the store (default: %(default)s)")
     ing.add_argument("--quiet", action="store_true", help="no progress bars")

@@ -37,9 +37,13 @@ MAX_TOKENS_32 = 2**31 - 2
 #: sigma and L are counts of documents and tokens, so they fit where positions do.
 MAX_COUNT = MAX_TOKENS_32
 
+#: JSON lines compressed as a whole file, by the suffix of the compression
+#: (C4 and Dolma ship .json.gz, the Pile and RedPajama .jsonl.zst).
+JSON_CODECS = {".gz": "gzip", ".zst": "zstd", ".bz2": "bz2"}
+COMPRESSED_JSONL_SUFFIXES = tuple(f"{base}{ext}" for base in (".jsonl", ".json") for ext in JSON_CODECS)
 #: Files a snapshot may be, and those a folder or glob of shards may hold.
-SNAPSHOT_SUFFIXES = (".parquet", ".jsonl", ".csv")
-SHARD_SUFFIXES = (".parquet", ".jsonl")
+SNAPSHOT_SUFFIXES = (".parquet", ".jsonl", ".csv") + COMPRESSED_JSONL_SUFFIXES
+SHARD_SUFFIXES = (".parquet", ".jsonl") + COMPRESSED_JSONL_SUFFIXES
 #: A store's file name ends so.
 STORE_SUFFIX = ".duckdb"
 

@@ -1,4 +1,9 @@
-"""Reading index snapshots (Parquet, JSONL, CSV) into one normalized table.
+"""Reading index snapshots (Parquet, JSONL, compressed JSONL, CSV) into one normalized table.
+
+JSON lines compressed as a whole file (``.jsonl.gz``, ``.json.gz``,
+``.jsonl.zst``, ``.json.zst``, ``.jsonl.bz2``, ``.json.bz2``) are read by
+blocks through a decompressing stream, like plain JSONL: memory holds one
+block, whatever the file's size.
 
 A snapshot has one row per document: ``text`` (string) or ``tokens`` (list of
 strings, already tokenized by the index: used as given, lowercased; when
@@ -24,7 +29,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .constants import SHARD_SUFFIXES, SNAPSHOT_SUFFIXES
+from .constants import COMPRESSED_JSONL_SUFFIXES, JSON_CODECS, SHARD_SUFFIXES, SNAPSHOT_SUFFIXES
 from .errors import BoilerscopeError, first_line
 from .kernels import bloomspan as KB
 from .tokenizer import Tokenized, tokenize_arrow, tokenize_token_lists
@@ -41,17 +46,35 @@ class Snapshot:
     vocab_df: np.ndarray | None = None
 
 
+#: What a message says a snapshot file may be.
+FORMATS = ".parquet, .jsonl (also .jsonl.gz, .json.gz, .jsonl.zst, .json.zst, .jsonl.bz2, .json.bz2) or .csv"
+
+
+def suffix_of(path: str) -> str | None:
+    """The snapshot suffix a path ends in (the longest: ``.jsonl.gz``), or None."""
+    low = path.lower()
+    return max((s for s in SNAPSHOT_SUFFIXES if low.endswith(s)), key=len, default=None)
+
+
+def _json_stream(path: str):
+    """A compressed JSON-lines file as (decompressed stream, the file under it:
+    its position is the compressed bytes read so far)."""
+    raw = pa.OSFile(path)
+    return pa.CompressedInputStream(raw, JSON_CODECS[os.path.splitext(path.lower())[1]]), raw
+
+
 def read_table(path: str) -> pa.Table:
     """Read a whole snapshot file into an Arrow table (no normalization)."""
     _check_file(path)
-    low = path.lower()
+    suffix = suffix_of(path)
     try:
-        if low.endswith(".parquet"):
+        if suffix == ".parquet":
             import pyarrow.parquet as pq
             return pq.read_table(path)
-        if low.endswith(".jsonl"):
+        if suffix == ".jsonl" or suffix in COMPRESSED_JSONL_SUFFIXES:
             import pyarrow.json as pj
-            return pj.read_json(path, read_options=pj.ReadOptions(block_size=16 << 20))
+            source = path if suffix == ".jsonl" else _json_stream(path)[0]
+            return pj.read_json(source, read_options=pj.ReadOptions(block_size=16 << 20))
         import pyarrow.csv as pcsv
         return pcsv.read_csv(path, convert_options=pcsv.ConvertOptions(
             column_types={"text": pa.large_string(), "url": pa.string(), "site": pa.string()},
@@ -238,14 +261,18 @@ class SnapshotReader:
                     return
                 for rb in pf.iter_batches(batch_size=batch):
                     yield pa.Table.from_batches([rb]), size * rb.num_rows // max(rows, 1)
-            elif low.endswith(".jsonl"):
+            elif low.endswith(".jsonl") or low.endswith(COMPRESSED_JSONL_SUFFIXES):
                 import pyarrow.json as pj
-                reader = pj.open_json(path, read_options=pj.ReadOptions(block_size=min(self.chunk_bytes, 16 << 20)))
+                stream, raw = (path, None) if low.endswith(".jsonl") else _json_stream(path)
+                reader = pj.open_json(stream, read_options=pj.ReadOptions(block_size=min(self.chunk_bytes, 16 << 20)))
                 done = 0
                 for rb in reader:
                     t = pa.Table.from_batches([rb])
+                    # progress by the bytes of the file read so far (compressed ones for a compressed file)
+                    upto = size if raw is None else min(size, raw.tell())
+                    start = done
                     for piece in _pieces(t, self._chunk_rows):
-                        done_now = min(size, done + size * piece.num_rows // max(1, rb.num_rows))
+                        done_now = min(upto, done + (upto - start) * piece.num_rows // max(1, rb.num_rows))
                         yield piece, done_now - done
                         done = done_now
             elif low.endswith(".csv"):
@@ -254,7 +281,7 @@ class SnapshotReader:
                     yield piece, size * piece.num_rows // max(t.num_rows, 1)
             else:
                 raise BoilerscopeError(
-                    f"{path}: unknown format; a snapshot ends in .parquet, .jsonl or .csv, a store in .duckdb")
+                    f"{path}: unknown format; a snapshot ends in {FORMATS}, a store in .duckdb")
         except BoilerscopeError:
             raise
         except (pa.ArrowInvalid, pa.ArrowException, OSError, ValueError) as exc:
@@ -429,7 +456,9 @@ def _pieces(table: pa.Table, rows: int | None):
 
 def _unreadable(path: str, exc: BaseException) -> BoilerscopeError:
     low = path.lower()
-    kind = {".parquet": "Parquet", ".jsonl": "JSONL", ".csv": "CSV"}.get(os.path.splitext(low)[1], "snapshot")
+    kind = {".parquet": "Parquet", ".jsonl": "JSONL", ".csv": "CSV"}.get(suffix_of(low), "snapshot")
+    if low.endswith(COMPRESSED_JSONL_SUFFIXES):
+        kind = f"compressed JSONL ({JSON_CODECS[os.path.splitext(low)[1]]})"
     detail = first_line(exc)
     if "utf8" in detail.lower() or "utf-8" in detail.lower():
         return BoilerscopeError(f"{path} is not valid UTF-8 ({detail}); re-encode it as UTF-8")
@@ -456,13 +485,14 @@ def resolve_source(source: str) -> list[str]:
                        if n.lower().endswith(SHARD_SUFFIXES) and not n.startswith(".")
                        and not os.path.isdir(os.path.join(source, n)))
         if not paths:
-            raise BoilerscopeError(f"{source} is a folder without .parquet or .jsonl shards; "
+            raise BoilerscopeError(f"{source} is a folder without .parquet or (compressed) .jsonl shards; "
                                    "give a snapshot file or a folder of shards")
     else:
         _check_file(source)
         return [source]
-    if len({os.path.splitext(p.lower())[1] for p in paths}) > 1:
-        raise BoilerscopeError(f"{source} mixes .parquet and .jsonl shards; give shards of one format")
+    if len({suffix_of(p) for p in paths}) > 1:
+        raise BoilerscopeError(f"{source} mixes shards of several formats ({', '.join(sorted({suffix_of(p) for p in paths}))}); "
+                               "give shards of one format")
     return paths
 
 
@@ -471,15 +501,15 @@ def _check_file(path: str) -> None:
         raise BoilerscopeError("the snapshot path holds a NUL byte; give a plain file path")
     if not os.path.exists(path):
         raise BoilerscopeError(
-            f"{path}: file not found; give the path of a .parquet, .jsonl or .csv snapshot")
+            f"{path}: file not found; give the path of a {FORMATS} snapshot")
     if os.path.isdir(path):
-        raise BoilerscopeError(f"{path} is a folder; give a .parquet, .jsonl or .csv file")
+        raise BoilerscopeError(f"{path} is a folder; give a {FORMATS} file")
     if not stat.S_ISREG(os.stat(path).st_mode):
         # a FIFO or a device would block or never end
-        raise BoilerscopeError(f"{path} is not a regular file; give a .parquet, .jsonl or .csv file")
+        raise BoilerscopeError(f"{path} is not a regular file; give a {FORMATS} file")
     if not path.lower().endswith(SNAPSHOT_SUFFIXES):
         raise BoilerscopeError(
-            f"{path}: unknown format; a snapshot ends in .parquet, .jsonl or .csv, a store in .duckdb")
+            f"{path}: unknown format; a snapshot ends in {FORMATS}, a store in .duckdb")
 
 
 def load(source: str, on_bytes=None) -> Snapshot:

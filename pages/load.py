@@ -4,7 +4,7 @@ import tempfile
 
 import streamlit as st
 
-from engine.constants import SNAPSHOT_SUFFIXES
+from engine.snapshot import FORMATS, suffix_of
 from engine.errors import BoilerscopeError
 from engine.ui import actions, boot, data, state
 
@@ -43,18 +43,18 @@ if source == "Demo data":
 elif source == "Allowed folders":
     found = boot.snapshot_files()
     if not found:
-        st.info("No .parquet, .jsonl or .csv file in the allowed folders (" + ", ".join(boot.allowed_dirs())
+        st.info(f"No {FORMATS} file in the allowed folders (" + ", ".join(boot.allowed_dirs())
                 + "); copy one there or set BOILERSCOPE_ALLOWED_DIRS.")
     else:
         pick = st.selectbox("Snapshot file", found, key="load.pick")
         if st.button("Ingest", key="load.ingest_pick", type="primary") and pick:
             ingest_allowed(pick, os.path.basename(pick))
 elif source == "Upload":
-    up = st.file_uploader(f"Parquet, JSONL or CSV (up to {MAX_MB} MB)", key="load.upload")
+    up = st.file_uploader(f"Parquet, JSONL (plain, gzip, zstd or bz2) or CSV (up to {MAX_MB} MB)", key="load.upload")
     if up is not None and st.button("Ingest upload", key="load.ingest_upload", type="primary"):
-        ext = os.path.splitext(up.name)[1].lower()
-        if ext not in SNAPSHOT_SUFFIXES:
-            st.error(f"{up.name}: unknown format; upload a .parquet, .jsonl or .csv snapshot")
+        ext = suffix_of(up.name)
+        if ext is None:
+            st.error(f"{up.name}: unknown format; upload a snapshot ending in {FORMATS}")
         elif up.size > MAX_MB * 1024 * 1024:
             st.error(f"{up.name} is larger than the {MAX_MB} MB upload limit; give its path instead")
         else:

@@ -84,6 +84,14 @@ def write_jsonl(path, docs):
             fh.write(json.dumps(d, ensure_ascii=False) + "\n")
 
 
+def write_compressed_jsonl(path, docs, codec=None):
+    """JSON lines compressed as a whole file (codec from the suffix: .gz, .zst, .bz2)."""
+    codec = codec or {".gz": "gzip", ".zst": "zstd", ".bz2": "bz2"}[os.path.splitext(str(path))[1]]
+    with pa.CompressedOutputStream(str(path), codec) as out:
+        for d in docs:
+            out.write((json.dumps(d, ensure_ascii=False) + "\n").encode("utf-8"))
+
+
 def cut(docs, sizes):
     out, i = [], 0
     for s in sizes:

@@ -542,3 +542,35 @@ def test_a_run_asked_for_before_it_exists_is_found_once_mined(store_dir):
     assert data.run(later) == {}
     assert mine(s.path, 33, 10, store=s, snapshot=demo).run_id == later
     assert data.run(later)["snapshot_id"] == demo
+
+
+def test_load_page_reads_compressed_jsonl_by_upload_and_by_path(store_dir):
+    """A .jsonl.zst upload and a .json.gz path are snapshots like any other;
+    a truncated one is an error box naming it."""
+    import json
+    lines = "".join(json.dumps({"doc_id": i, "text": f"compressed page {i} · shared footer of the site",
+                                "url": f"https://z.example/{i}"}) + "\n" for i in range(30)).encode()
+    zst = pa.BufferOutputStream()
+    with pa.CompressedOutputStream(zst, "zstd") as out:
+        out.write(lines)
+    at = app("pages/load.py")
+    at.radio(key="load.source").set_value("Upload").run()
+    at.file_uploader(key="load.upload").set_value(("docs.jsonl.zst", zst.getvalue().to_pybytes(),
+                                                   "application/zstd")).run()
+    at.button(key="load.ingest_upload").click().run()
+    assert not at.exception
+    assert any("ingested" in s.value for s in at.success), [e.value for e in at.error]
+    assert {m.label: m.value for m in at.metric}["Documents"] == "30"
+    with pa.CompressedOutputStream(str(store_dir / "c4.json.gz"), "gzip") as out:
+        out.write(lines.replace(b"compressed page", b"gzipped page"))
+    data = (store_dir / "c4.json.gz").read_bytes()
+    (store_dir / "cut.json.gz").write_bytes(data[:len(data) // 2])
+    at.radio(key="load.source").set_value("Path").run()
+    at.text_input(key="load.path").set_value(str(store_dir / "cut.json.gz")).run()
+    at.button(key="load.ingest_path").click().run()
+    assert not at.exception
+    assert any("cut.json.gz" in e.value and "gzip" in e.value for e in at.error), [e.value for e in at.error]
+    at.text_input(key="load.path").set_value(str(store_dir / "c4.json.gz")).run()
+    at.button(key="load.ingest_path").click().run()
+    assert not at.exception
+    assert any("ingested" in s.value for s in at.success), [e.value for e in at.error]

@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 from engine.api import ingest, mine
 from engine.snapshot import SnapshotReader, load
 from engine.store import Store
-from tests.support import (assert_one_line_error, cut, documents, leftovers, store_state, write_jsonl,
-                           write_parquet)
+from tests.support import (assert_one_line_error, cut, documents, leftovers, store_state, write_compressed_jsonl,
+                           write_jsonl, write_parquet)
 
 
 def gathered(reader):
@@ -68,6 +68,72 @@ def test_jsonl_shards_and_a_glob_read_as_the_parquet_file(tmp_path):
     (tmp_path / "p" / "notes.txt").write_text("not a shard")
     same(gathered(SnapshotReader(str(tmp_path / "p" / "crawl-*.parquet"))), whole)
     assert len(SnapshotReader(str(tmp_path / "p")).paths) == 2
+
+
+COMPRESSED = (".jsonl.gz", ".json.gz", ".jsonl.zst", ".json.zst", ".jsonl.bz2", ".json.bz2")
+
+
+@pytest.mark.parametrize("suffix", COMPRESSED)
+def test_compressed_jsonl_reads_as_the_parquet_file(tmp_path, suffix):
+    """One compressed file and a folder of compressed shards give the Parquet
+    file's token ids, spans, vocabulary, df and snapshot id."""
+    docs = documents(150, seed=11)
+    write_parquet(tmp_path / "one.parquet", docs)
+    whole = gathered(SnapshotReader(str(tmp_path / "one.parquet")))
+    write_compressed_jsonl(tmp_path / f"one{suffix}", docs)
+    same(gathered(SnapshotReader(str(tmp_path / f"one{suffix}"), _chunk_rows=13)), whole)
+    (tmp_path / "z").mkdir()
+    for i, part in enumerate(cut(docs, [40, 0, 77])):
+        if part:
+            write_compressed_jsonl(tmp_path / "z" / f"part-{i}{suffix}", part)
+    same(gathered(SnapshotReader(str(tmp_path / "z"))), whole)
+    same(gathered(SnapshotReader(str(tmp_path / "z" / f"part-*{suffix}"))), whole)
+
+
+@settings(max_examples=10, deadline=None)
+@given(seed=st.integers(0, 10**6), data=st.data())
+def test_mining_compressed_shards_gives_the_parquet_files_results(tmp_path_factory, seed, data):
+    d = tmp_path_factory.mktemp("z")
+    docs = documents(data.draw(st.integers(20, 80)), seed)
+    write_parquet(d / "one.parquet", docs)
+    suffix = data.draw(st.sampled_from(COMPRESSED))
+    (d / "z").mkdir()
+    for i, part in enumerate(cut(docs, data.draw(st.lists(st.integers(0, 30), max_size=3)))):
+        if part:
+            write_compressed_jsonl(d / "z" / f"part-{i:02d}{suffix}", part)
+    one = mine(str(d / "one.parquet"), 4, 3, db=str(d / "a.duckdb"), out=str(d / "a"))
+    many = mine(str(d / "z"), 4, 3, db=str(d / "b.duckdb"), out=str(d / "b"))
+    assert one.snapshot_id == many.snapshot_id
+    for name in ("phrases.parquet", "documents.parquet", "sites.parquet"):
+        assert (d / "a" / name).read_bytes() == (d / "b" / name).read_bytes(), name
+
+
+def test_bad_compressed_files_are_one_line_and_store_nothing(tmp_path, cli, stored):
+    docs = documents(200, seed=4)
+    write_compressed_jsonl(tmp_path / "ok.jsonl.gz", docs)
+    data = (tmp_path / "ok.jsonl.gz").read_bytes()
+    (tmp_path / "truncated.jsonl.gz").write_bytes(data[:len(data) // 2])
+    write_compressed_jsonl(tmp_path / "ok.jsonl.zst", docs)
+    zdata = (tmp_path / "ok.jsonl.zst").read_bytes()
+    (tmp_path / "truncated.jsonl.zst").write_bytes(zdata[:len(zdata) // 2])
+    write_jsonl(tmp_path / "plain.jsonl", docs)
+    (tmp_path / "notgzip.jsonl.gz").write_bytes((tmp_path / "plain.jsonl").read_bytes())
+    with pa.CompressedOutputStream(str(tmp_path / "notjson.jsonl.gz"), "gzip") as out:
+        out.write(b"this is not JSON\n")
+    (tmp_path / "mixed").mkdir()
+    write_compressed_jsonl(tmp_path / "mixed" / "a.jsonl.gz", docs[:5])
+    write_jsonl(tmp_path / "mixed" / "b.jsonl", docs[5:])
+    before = store_state(stored)
+    for name, words in (("truncated.jsonl.gz", ("truncated.jsonl.gz", "gzip")),
+                        ("truncated.jsonl.zst", ("truncated.jsonl.zst", "zstd")),
+                        ("notgzip.jsonl.gz", ("notgzip.jsonl.gz", "gzip")),
+                        ("notjson.jsonl.gz", ("notjson.jsonl.gz",)),
+                        ("mixed", ("several formats",))):
+        assert_one_line_error(*cli("ingest", tmp_path / name, "--db", stored, "--quiet"), *words)
+        assert_one_line_error(*cli("ingest", tmp_path / name, "--db", tmp_path / "new.duckdb", "--quiet"),
+                              *words)
+        assert not os.path.exists(tmp_path / "new.duckdb")
+    assert store_state(stored) == before and leftovers(tmp_path) == []
 
 
 def test_ingest_and_mine_a_shard_folder_as_one_file(tmp_path):
@@ -150,13 +216,13 @@ def test_a_bad_shard_is_named_and_nothing_is_stored(tmp_path, cli, stored, case)
 
 def test_bad_sources(tmp_path, cli):
     (tmp_path / "empty").mkdir()
-    assert_one_line_error(*cli("ingest", tmp_path / "empty", "--quiet"), "without .parquet or .jsonl shards")
+    assert_one_line_error(*cli("ingest", tmp_path / "empty", "--quiet"), "without .parquet or (compressed) .jsonl shards")
     assert_one_line_error(*cli("ingest", tmp_path / "nothing-*.parquet", "--quiet"), "matches no file")
     mixed = tmp_path / "mixed"
     mixed.mkdir()
     write_parquet(mixed / "a.parquet", documents(3))
     write_jsonl(mixed / "b.jsonl", documents(3))
-    assert_one_line_error(*cli("ingest", mixed, "--quiet"), "mixes .parquet and .jsonl")
+    assert_one_line_error(*cli("ingest", mixed, "--quiet"), "mixes shards of several formats (.jsonl, .parquet)")
     (mixed / "notes.txt").write_text("not a shard")
     assert_one_line_error(*cli("ingest", tmp_path / "mixed" / "*", "--quiet"), "notes.txt", "not a .parquet")
     only_empty = tmp_path / "only-empty"
