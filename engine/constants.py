@@ -41,9 +41,10 @@ MAX_COUNT = MAX_TOKENS_32
 #: (C4 and Dolma ship .json.gz, the Pile and RedPajama .jsonl.zst).
 JSON_CODECS = {".gz": "gzip", ".zst": "zstd", ".bz2": "bz2"}
 COMPRESSED_JSONL_SUFFIXES = tuple(f"{base}{ext}" for base in (".jsonl", ".json") for ext in JSON_CODECS)
-#: Files a snapshot may be, and those a folder or glob of shards may hold.
-SNAPSHOT_SUFFIXES = (".parquet", ".jsonl", ".csv") + COMPRESSED_JSONL_SUFFIXES
-SHARD_SUFFIXES = (".parquet", ".jsonl") + COMPRESSED_JSONL_SUFFIXES
+#: Files a snapshot may be, and those a folder or glob of shards may hold
+#: (``.arrow``: Arrow IPC streams, as Hugging Face's save_to_disk writes them).
+SNAPSHOT_SUFFIXES = (".parquet", ".jsonl", ".csv", ".arrow") + COMPRESSED_JSONL_SUFFIXES
+SHARD_SUFFIXES = (".parquet", ".jsonl", ".arrow") + COMPRESSED_JSONL_SUFFIXES
 #: A store's file name ends so.
 STORE_SUFFIX = ".duckdb"
 

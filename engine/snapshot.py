@@ -5,6 +5,13 @@ JSON lines compressed as a whole file (``.jsonl.gz``, ``.json.gz``,
 blocks through a decompressing stream, like plain JSONL: memory holds one
 block, whatever the file's size.
 
+A Hugging Face ``datasets`` folder written by ``save_to_disk`` (its Arrow
+files, ``dataset_info.json`` and ``state.json``; or a ``DatasetDict``:
+``dataset_dict.json`` and one such folder per split) is read with pyarrow
+alone, without importing ``datasets``: the Arrow IPC streams in the order
+``state.json`` lists them, the splits in the order ``dataset_dict.json``
+lists them, by record batches.
+
 A snapshot has one row per document: ``text`` (string) or ``tokens`` (list of
 strings, already tokenized by the index: used as given, lowercased; when
 both exist, ``text`` wins); optional ``url``, ``site`` (else the host of
@@ -19,6 +26,7 @@ from __future__ import annotations
 import functools
 import glob
 import hashlib
+import json
 import os
 import stat
 from concurrent.futures import ThreadPoolExecutor
@@ -47,7 +55,8 @@ class Snapshot:
 
 
 #: What a message says a snapshot file may be.
-FORMATS = ".parquet, .jsonl (also .jsonl.gz, .json.gz, .jsonl.zst, .json.zst, .jsonl.bz2, .json.bz2) or .csv"
+FORMATS = (".parquet, .jsonl (also .jsonl.gz, .json.gz, .jsonl.zst, .json.zst, .jsonl.bz2, .json.bz2), .csv "
+           "or .arrow (a Hugging Face datasets folder)")
 
 
 def suffix_of(path: str) -> str | None:
@@ -275,6 +284,16 @@ class SnapshotReader:
                         done_now = min(upto, done + (upto - start) * piece.num_rows // max(1, rb.num_rows))
                         yield piece, done_now - done
                         done = done_now
+            elif low.endswith(".arrow"):
+                # read, not memory-mapped: a chunk outlives the file's handle in the prefetch queue
+                with pa.OSFile(path) as src:
+                    done = 0
+                    for rb in _arrow_reader(src):
+                        upto, start = min(size, src.tell()), done
+                        for piece in _pieces(pa.Table.from_batches([rb]), self._chunk_rows):
+                            done_now = min(upto, done + (upto - start) * piece.num_rows // max(1, rb.num_rows))
+                            yield piece, done_now - done
+                            done = done_now
             elif low.endswith(".csv"):
                 t = read_table(path)
                 for piece in _pieces(t, self._chunk_rows):
@@ -456,7 +475,7 @@ def _pieces(table: pa.Table, rows: int | None):
 
 def _unreadable(path: str, exc: BaseException) -> BoilerscopeError:
     low = path.lower()
-    kind = {".parquet": "Parquet", ".jsonl": "JSONL", ".csv": "CSV"}.get(suffix_of(low), "snapshot")
+    kind = {".parquet": "Parquet", ".jsonl": "JSONL", ".csv": "CSV", ".arrow": "Arrow"}.get(suffix_of(low), "snapshot")
     if low.endswith(COMPRESSED_JSONL_SUFFIXES):
         kind = f"compressed JSONL ({JSON_CODECS[os.path.splitext(low)[1]]})"
     detail = first_line(exc)
@@ -465,12 +484,61 @@ def _unreadable(path: str, exc: BaseException) -> BoilerscopeError:
     return BoilerscopeError(f"{path} is not a readable {kind} file ({detail}); check the file or export it again")
 
 
+def _arrow_reader(src):
+    """The record batches of an Arrow IPC file: a stream (what ``datasets``
+    writes) or the random-access file format."""
+    try:
+        return pa.ipc.open_stream(src)
+    except pa.ArrowInvalid:
+        src.seek(0)
+        f = pa.ipc.open_file(src)
+        return (f.get_batch(i) for i in range(f.num_record_batches))
+
+
+def _json_file(path: str):
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return json.load(fh)
+    except (OSError, ValueError) as exc:
+        raise BoilerscopeError(f"{path} is not readable JSON ({first_line(exc)}); is the folder a complete "
+                               "save_to_disk of Hugging Face datasets?") from None
+
+
+def hf_dataset_files(folder: str) -> list[str] | None:
+    """The Arrow files of a Hugging Face ``save_to_disk`` folder, in order
+    (every split of a DatasetDict in turn), or None for another folder."""
+    if os.path.isfile(os.path.join(folder, "dataset_dict.json")):
+        splits = _json_file(os.path.join(folder, "dataset_dict.json")).get("splits") or []
+        files = []
+        for split in splits:
+            part = hf_dataset_files(os.path.join(folder, str(split)))
+            if part is None:
+                raise BoilerscopeError(f"{folder}: split {split} of dataset_dict.json has no state.json; "
+                                       "is the folder a complete save_to_disk?")
+            files += part
+        return files
+    state = os.path.join(folder, "state.json")
+    if not os.path.isfile(state):
+        return None
+    names = [d.get("filename") for d in _json_file(state).get("_data_files") or []]
+    files = [os.path.join(folder, str(n)) for n in names if n]
+    for f in files:
+        if os.path.dirname(os.path.realpath(f)) != os.path.realpath(folder) or not os.path.isfile(f):
+            raise BoilerscopeError(f"{folder}: state.json names {os.path.basename(f)}, which is not a file of "
+                                   "the folder; is the folder a complete save_to_disk?")
+    return files
+
+
 def resolve_source(source: str) -> list[str]:
-    """The files a SOURCE names: one snapshot file, the ``.parquet`` or
-    ``.jsonl`` shards of a folder, or the files a glob matches (in name
-    order; shards of one format)."""
+    """The files a SOURCE names: one snapshot file, the shards of a folder
+    (or the Arrow files of a Hugging Face datasets folder), or the files a
+    glob matches (in name order; shards of one format)."""
     if "\x00" in source:
         raise BoilerscopeError("the snapshot path holds a NUL byte; give a plain file path")
+    if os.path.isdir(source) and (hf := hf_dataset_files(source)) is not None:
+        if not hf:
+            raise BoilerscopeError(f"{source} is a Hugging Face datasets folder without data files")
+        return hf
     if any(ch in source for ch in "*?[") and not os.path.exists(source):
         paths = sorted(p for p in glob.glob(source) if not os.path.isdir(p))
         if not paths:

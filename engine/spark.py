@@ -254,8 +254,8 @@ def check_shards(source: str) -> dict:
     paths = _paths(source)
     if any(p.lower().endswith(".csv") for p in paths):
         raise BoilerscopeError(f"{source}: the Spark engine reads Parquet or JSONL shards, not CSV")
-    if any(p.lower().endswith(COMPRESSED_JSONL_SUFFIXES) for p in paths):
-        raise BoilerscopeError(f"{source}: the Spark engine does not read compressed JSONL yet; "
+    if any(p.lower().endswith(COMPRESSED_JSONL_SUFFIXES + (".arrow",)) for p in paths):
+        raise BoilerscopeError(f"{source}: the Spark engine does not read compressed JSONL or Arrow files yet; "
                                "mine it with the local engine")
     offsets: dict = {}
     if "://" in source or not paths[0].lower().endswith(".parquet"):

@@ -92,6 +92,31 @@ def write_compressed_jsonl(path, docs, codec=None):
             out.write((json.dumps(d, ensure_ascii=False) + "\n").encode("utf-8"))
 
 
+def write_hf_dataset(folder, docs, shards=1, split=None):
+    """A folder as Hugging Face ``datasets`` ``save_to_disk`` writes it: Arrow
+    IPC streams ``data-0000i-of-0000n.arrow``, ``dataset_info.json`` and
+    ``state.json`` listing the files (with ``split``: inside ``folder/split``)."""
+    folder = os.path.join(str(folder), split) if split else str(folder)
+    os.makedirs(folder, exist_ok=True)
+    names = [f"data-{i:05d}-of-{shards:05d}.arrow" for i in range(shards)]
+    step = -(-len(docs) // shards) if docs else 1
+    for i, name in enumerate(names):
+        part = docs[i * step:(i + 1) * step]
+        table = pa.table({k: [d[k] for d in part] for k in ("doc_id", "url", "text")},
+                         schema=pa.schema([("doc_id", pa.int64()), ("url", pa.string()), ("text", pa.string())]))
+        with pa.OSFile(os.path.join(folder, name), "wb") as sink, pa.ipc.new_stream(sink, table.schema) as w:
+            for batch in table.to_batches(max_chunksize=7):
+                w.write_batch(batch)
+    with open(os.path.join(folder, "dataset_info.json"), "w") as fh:
+        json.dump({"features": {"doc_id": {"dtype": "int64", "_type": "Value"},
+                                "url": {"dtype": "string", "_type": "Value"},
+                                "text": {"dtype": "string", "_type": "Value"}}}, fh)
+    with open(os.path.join(folder, "state.json"), "w") as fh:
+        json.dump({"_data_files": [{"filename": n} for n in names], "_fingerprint": "0", "_format_columns": None,
+                   "_format_kwargs": {}, "_format_type": None, "_output_all_columns": False,
+                   "_split": split}, fh)
+
+
 def cut(docs, sizes):
     out, i = [], 0
     for s in sizes:

@@ -574,3 +574,17 @@ def test_load_page_reads_compressed_jsonl_by_upload_and_by_path(store_dir):
     at.button(key="load.ingest_path").click().run()
     assert not at.exception
     assert any("ingested" in s.value for s in at.success), [e.value for e in at.error]
+
+
+def test_load_page_reads_a_hugging_face_folder_by_path(store_dir):
+    from tests.support import write_hf_dataset
+    docs = [{"doc_id": i, "url": f"https://hf.example/{i}", "text": f"dataset row {i} with the same closing line"}
+            for i in range(12)]
+    write_hf_dataset(store_dir / "hf_saved", docs, shards=2)
+    at = app("pages/load.py")
+    at.radio(key="load.source").set_value("Path").run()
+    at.text_input(key="load.path").set_value(str(store_dir / "hf_saved")).run()
+    at.button(key="load.ingest_path").click().run()
+    assert not at.exception
+    assert any("ingested" in s.value for s in at.success), [e.value for e in at.error]
+    assert {m.label: m.value for m in at.metric}["Documents"] == "12"

@@ -18,7 +18,7 @@ from engine.api import ingest, mine
 from engine.snapshot import SnapshotReader, load
 from engine.store import Store
 from tests.support import (assert_one_line_error, cut, documents, leftovers, store_state, write_compressed_jsonl,
-                           write_jsonl, write_parquet)
+                           write_hf_dataset, write_jsonl, write_parquet)
 
 
 def gathered(reader):
@@ -134,6 +134,46 @@ def test_bad_compressed_files_are_one_line_and_store_nothing(tmp_path, cli, stor
                               *words)
         assert not os.path.exists(tmp_path / "new.duckdb")
     assert store_state(stored) == before and leftovers(tmp_path) == []
+
+
+def test_hugging_face_folders_read_as_the_parquet_file(tmp_path):
+    """A save_to_disk folder (several Arrow files) and a DatasetDict (two
+    splits, read in dataset_dict.json's order) read without the datasets
+    library, as the same documents in Parquet."""
+    import json
+    docs = documents(90, seed=21)
+    write_parquet(tmp_path / "one.parquet", docs)
+    whole = gathered(SnapshotReader(str(tmp_path / "one.parquet")))
+    write_hf_dataset(tmp_path / "hf", docs, shards=3)
+    reader = SnapshotReader(str(tmp_path / "hf"), _chunk_rows=5)
+    assert [os.path.basename(p) for p in reader.paths] == [f"data-0000{i}-of-00003.arrow" for i in range(3)]
+    same(gathered(reader), whole)
+    write_hf_dataset(tmp_path / "dd", docs[:60], shards=2, split="train")
+    write_hf_dataset(tmp_path / "dd", docs[60:], shards=1, split="test")
+    (tmp_path / "dd" / "dataset_dict.json").write_text(json.dumps({"splits": ["train", "test"]}))
+    same(gathered(SnapshotReader(str(tmp_path / "dd"))), whole)
+    one = mine(str(tmp_path / "one.parquet"), 4, 3, db=str(tmp_path / "a.duckdb"), out=str(tmp_path / "a"))
+    hf = mine(str(tmp_path / "hf"), 4, 3, db=str(tmp_path / "b.duckdb"), out=str(tmp_path / "b"))
+    assert one.snapshot_id == hf.snapshot_id
+    for name in ("phrases.parquet", "documents.parquet", "sites.parquet"):
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes(), name
+
+
+def test_bad_hugging_face_folders_are_one_line(tmp_path, cli):
+    import json
+    docs = documents(20, seed=2)
+    write_hf_dataset(tmp_path / "missing", docs, shards=2)
+    os.remove(tmp_path / "missing" / "data-00001-of-00002.arrow")
+    write_hf_dataset(tmp_path / "corrupt", docs)
+    (tmp_path / "corrupt" / "data-00000-of-00001.arrow").write_bytes(b"ARROW1 not really")
+    write_hf_dataset(tmp_path / "badstate", docs)
+    (tmp_path / "badstate" / "state.json").write_text("{not json")
+    write_hf_dataset(tmp_path / "escape", docs)
+    (tmp_path / "escape" / "state.json").write_text(json.dumps({"_data_files": [{"filename": "../x.arrow"}]}))
+    for name, words in (("missing", ("data-00001-of-00002.arrow",)), ("corrupt", ("data-00000-of-00001.arrow",)),
+                        ("badstate", ("state.json",)), ("escape", ("x.arrow",))):
+        assert_one_line_error(*cli("ingest", tmp_path / name, "--db", tmp_path / "s.duckdb", "--quiet"), *words)
+        assert not os.path.exists(tmp_path / "s.duckdb")
 
 
 def test_ingest_and_mine_a_shard_folder_as_one_file(tmp_path):

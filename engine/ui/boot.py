@@ -11,6 +11,7 @@ import streamlit as st
 from .. import api
 from ..constants import DEFAULT_MIN_LEN, DEFAULT_SIGMA, SNAPSHOT_SUFFIXES
 from ..errors import BoilerscopeError
+from ..snapshot import FORMATS, hf_dataset_files
 from . import data, paths, state
 
 _BOOT_LOCK = threading.Lock()
@@ -23,9 +24,10 @@ def allowed_dirs() -> list[str]:
 
 
 def allowed_file(path: str) -> str:
-    """The real path of a snapshot file the app may read, or a BoilerscopeError
-    saying why not: outside the allowed folders (after following symlinks),
-    a NUL byte, missing, or not a regular file (a FIFO would hang the page)."""
+    """The real path of a snapshot file (or Hugging Face datasets folder) the
+    app may read, or a BoilerscopeError saying why not: outside the allowed
+    folders (after following symlinks), a NUL byte, missing, or not a regular
+    file (a FIFO would hang the page)."""
     if not path or "\x00" in path:
         raise BoilerscopeError("the path is empty or holds a NUL byte; give a plain file path")
     real = os.path.realpath(path)
@@ -37,8 +39,10 @@ def allowed_file(path: str) -> str:
         mode = os.stat(real).st_mode
     except OSError:
         raise BoilerscopeError(f"{path}: file not found; give the path of a snapshot file") from None
+    if stat.S_ISDIR(mode) and hf_dataset_files(real) is not None:
+        return real  # its files are checked to lie in it (engine.snapshot.hf_dataset_files)
     if not stat.S_ISREG(mode):
-        raise BoilerscopeError(f"{path} is not a regular file; give a .parquet, .jsonl or .csv file")
+        raise BoilerscopeError(f"{path} is not a regular file; give a {FORMATS} file")
     return real
 
 
