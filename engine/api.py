@@ -17,6 +17,7 @@ for one call; the command line and the dashboard use them.
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import shutil
 import time
@@ -34,16 +35,20 @@ from .runner import Run, mine_snapshot, result_set
 from .snapshot import SnapshotReader, load
 from .store import Store
 
+log = logging.getLogger(__name__)
+
 __all__ = ["Boilerscope", "Dedup", "Run", "Snapshot", "connect", "ingest", "mine", "dedup", "clean", "is_store"]
 
 
 @dataclass(frozen=True)
 class Snapshot:
-    """A snapshot in a store: its id (a function of its documents) and
-    whether this ingest added it (False: the same content was there)."""
+    """A snapshot in a store: its id (a function of its documents), whether
+    this ingest added it (False: the same content was there), and how many
+    WET records were not valid UTF-8 (decoded with replacement characters)."""
 
     snapshot_id: str
     created: bool
+    replaced_payloads: int = 0
 
 
 @dataclass(frozen=True)
@@ -132,7 +137,7 @@ class Boilerscope:
         sid, created = self.store.add_snapshot(reader)
         if progress is not None:
             progress("ingest", 1.0)
-        return Snapshot(sid, created)
+        return Snapshot(sid, created, reader.replaced_payloads)
 
     def mine(self, snapshot: str | None = None, *, out: str | None = None, progress=None, **params) -> Run:
         """Mine a snapshot of the store (default: the latest), record the run,
@@ -289,6 +294,9 @@ def ingest(source: str, db: str = DEFAULT_DB, *, progress=None, store: Store | N
     bs = Boilerscope(db, store=store)
     try:
         snap = bs._add(reader, progress)
+        if snap.replaced_payloads:
+            log.warning("%s: %d WET records were not valid UTF-8 and were decoded with replacement characters",
+                        source, snap.replaced_payloads)
         return snap.snapshot_id, snap.created
     except BaseException:
         if made:

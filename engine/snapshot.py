@@ -5,6 +5,16 @@ JSON lines compressed as a whole file (``.jsonl.gz``, ``.json.gz``,
 blocks through a decompressing stream, like plain JSONL: memory holds one
 block, whatever the file's size.
 
+A Common Crawl WET file (``.warc.wet.gz``, ``.warc.wet``, per-record gzip as
+the crawl ships it) is read with fastwarc: one document per ``conversion``
+record (``warcinfo`` and other records skipped), ``url`` its
+``WARC-Target-URI`` (so ``site`` is the URL's host), ``doc_id`` its position
+among the documents of the source from 0, shards in name order.  A payload
+that is not valid UTF-8 is decoded with replacement characters and counted
+(``SnapshotReader.replaced_payloads``); a record shorter than its
+Content-Length (a cut file) is an error naming the file and the record's
+byte offset.
+
 A Hugging Face ``datasets`` folder written by ``save_to_disk`` (its Arrow
 files, ``dataset_info.json`` and ``state.json``; or a ``DatasetDict``:
 ``dataset_dict.json`` and one such folder per split) is read with pyarrow
@@ -37,7 +47,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .constants import COMPRESSED_JSONL_SUFFIXES, JSON_CODECS, SHARD_SUFFIXES, SNAPSHOT_SUFFIXES
+from .constants import COMPRESSED_JSONL_SUFFIXES, JSON_CODECS, SHARD_SUFFIXES, SNAPSHOT_SUFFIXES, WET_SUFFIXES
 from .errors import BoilerscopeError, first_line
 from .kernels import bloomspan as KB
 from .tokenizer import Tokenized, tokenize_arrow, tokenize_token_lists
@@ -55,8 +65,8 @@ class Snapshot:
 
 
 #: What a message says a snapshot file may be.
-FORMATS = (".parquet, .jsonl (also .jsonl.gz, .json.gz, .jsonl.zst, .json.zst, .jsonl.bz2, .json.bz2), .csv "
-           "or .arrow (a Hugging Face datasets folder)")
+FORMATS = (".parquet, .jsonl (also .jsonl.gz, .json.gz, .jsonl.zst, .json.zst, .jsonl.bz2, .json.bz2), .csv, "
+           ".warc.wet.gz (Common Crawl WET) or .arrow (a Hugging Face datasets folder)")
 
 
 def suffix_of(path: str) -> str | None:
@@ -236,6 +246,7 @@ class SnapshotReader:
         self.vocab: list[str] = []
         self._ids: dict[str, int] = {}
         self._raw_tables: list = []  # the tokenizer's raw-token tables, kept across chunks
+        self.replaced_payloads = 0  # WET records whose text was not valid UTF-8
         self.df = np.zeros(1024, np.int64)
         self.hasher = ContentHasher()
         self.n_docs = 0
@@ -294,6 +305,8 @@ class SnapshotReader:
                             done_now = min(upto, done + (upto - start) * piece.num_rows // max(1, rb.num_rows))
                             yield piece, done_now - done
                             done = done_now
+            elif low.endswith(WET_SUFFIXES):
+                yield from self._wet_tables(path, size)
             elif low.endswith(".csv"):
                 t = read_table(path)
                 for piece in _pieces(t, self._chunk_rows):
@@ -305,6 +318,40 @@ class SnapshotReader:
             raise
         except (pa.ArrowInvalid, pa.ArrowException, OSError, ValueError) as exc:
             raise _unreadable(path, exc) from None
+
+    def _wet_tables(self, path: str, size: int):
+        """The documents of a WET file, a table (url, text) per about
+        ``chunk_bytes`` of text, with the bytes of the file read so far."""
+        from fastwarc import ArchiveIterator, WarcRecordType
+        urls: list = []
+        texts: list = []
+        held, done, found = 0, 0, 0
+        with open(path, "rb") as fh:
+            for rec in ArchiveIterator(fh, record_types=WarcRecordType.conversion, parse_http=False):
+                payload = rec.reader.read()
+                if rec.headers.get("Content-Length") is None or len(payload) < rec.content_length:
+                    raise BoilerscopeError(f"{path}: the record at byte {rec.stream_pos} is cut short ({len(payload)} "
+                                           f"of {rec.content_length} bytes); the file is truncated, fetch it again")
+                try:
+                    text = payload.decode("utf-8")
+                except UnicodeDecodeError:
+                    text = payload.decode("utf-8", "replace")
+                    self.replaced_payloads += 1
+                urls.append(rec.headers.get("WARC-Target-URI"))
+                texts.append(text)
+                held += len(payload)
+                found += 1
+                if held >= self.chunk_bytes or (self._chunk_rows and len(texts) >= self._chunk_rows):
+                    upto = min(size, fh.tell())
+                    yield pa.table({"url": pa.array(urls, pa.string()), "text": pa.array(texts, pa.large_string())}), \
+                        upto - done
+                    urls, texts, held, done = [], [], 0, upto
+        if not found:
+            raise BoilerscopeError(f"{path} holds no conversion record; give a Common Crawl WET file "
+                                   "(.warc.wet.gz: the text of the crawl)")
+        if texts:
+            yield pa.table({"url": pa.array(urls, pa.string()), "text": pa.array(texts, pa.large_string())}), \
+                size - done
 
     def chunks(self, prefetch: bool = True):
         """Yield the snapshot's chunks; validates as it goes.
@@ -475,7 +522,8 @@ def _pieces(table: pa.Table, rows: int | None):
 
 def _unreadable(path: str, exc: BaseException) -> BoilerscopeError:
     low = path.lower()
-    kind = {".parquet": "Parquet", ".jsonl": "JSONL", ".csv": "CSV", ".arrow": "Arrow"}.get(suffix_of(low), "snapshot")
+    kind = {".parquet": "Parquet", ".jsonl": "JSONL", ".csv": "CSV", ".arrow": "Arrow", ".warc.wet.gz": "WET",
+            ".warc.wet": "WET"}.get(suffix_of(low), "snapshot")
     if low.endswith(COMPRESSED_JSONL_SUFFIXES):
         kind = f"compressed JSONL ({JSON_CODECS[os.path.splitext(low)[1]]})"
     detail = first_line(exc)

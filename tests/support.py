@@ -2,6 +2,7 @@
 and the checks every command-line test makes.  Import it as
 ``from tests.support import ...`` (the oracles are in :mod:`tests.naive`).
 """
+import gzip
 import json
 import os
 import random
@@ -115,6 +116,29 @@ def write_hf_dataset(folder, docs, shards=1, split=None):
         json.dump({"_data_files": [{"filename": n} for n in names], "_fingerprint": "0", "_format_columns": None,
                    "_format_kwargs": {}, "_format_type": None, "_output_all_columns": False,
                    "_split": split}, fh)
+
+
+def wet_record(rtype: str, uri: str | None, payload: bytes, record_id: int = 0) -> bytes:
+    """One WARC record as Common Crawl writes WET files (its own gzip member)."""
+    head = [f"WARC/1.0", f"WARC-Type: {rtype}", f"WARC-Record-ID: <urn:uuid:00000000-0000-0000-0000-{record_id:012d}>",
+            "WARC-Date: 2024-01-01T00:00:00Z"]
+    head += [f"WARC-Target-URI: {uri}"] if uri else []
+    head += ["Content-Type: text/plain", f"Content-Length: {len(payload)}", "", ""]
+    return gzip.compress("\r\n".join(head).encode() + payload + b"\r\n\r\n")
+
+
+def write_wet(path, docs, compressed=True):
+    """A WET file of ``docs`` (url and text): a warcinfo record, then one
+    conversion record per document, with a metadata record between (skipped
+    by readers)."""
+    parts = [wet_record("warcinfo", None, b"software: boilerscope tests\r\n")]
+    for i, d in enumerate(docs):
+        parts.append(wet_record("conversion", d["url"], d["text"].encode("utf-8"), i))
+        if i % 3 == 0:
+            parts.append(wet_record("metadata", d["url"], b"fetchTimeMs: 12\r\n", 10_000 + i))
+    data = b"".join(parts)
+    with open(path, "wb") as fh:
+        fh.write(data if compressed else gzip.decompress(data))
 
 
 def cut(docs, sizes):

@@ -18,7 +18,7 @@ from engine.api import ingest, mine
 from engine.snapshot import SnapshotReader, load
 from engine.store import Store
 from tests.support import (assert_one_line_error, cut, documents, leftovers, store_state, write_compressed_jsonl,
-                           write_hf_dataset, write_jsonl, write_parquet)
+                           write_hf_dataset, write_jsonl, write_parquet, write_wet)
 
 
 def gathered(reader):
@@ -172,6 +172,62 @@ def test_bad_hugging_face_folders_are_one_line(tmp_path, cli):
     (tmp_path / "escape" / "state.json").write_text(json.dumps({"_data_files": [{"filename": "../x.arrow"}]}))
     for name, words in (("missing", ("data-00001-of-00002.arrow",)), ("corrupt", ("data-00000-of-00001.arrow",)),
                         ("badstate", ("state.json",)), ("escape", ("x.arrow",))):
+        assert_one_line_error(*cli("ingest", tmp_path / name, "--db", tmp_path / "s.duckdb", "--quiet"), *words)
+        assert not os.path.exists(tmp_path / "s.duckdb")
+
+
+def wet_documents(n, seed=0):
+    """Documents as a WET file gives them: doc_id = position, url, no site."""
+    return [{"doc_id": i, "url": d["url"], "text": d["text"]} for i, d in enumerate(documents(n, seed))]
+
+
+@pytest.mark.parametrize("compressed", [True, False])
+def test_wet_files_read_as_the_parquet_file(tmp_path, compressed):
+    """One document per conversion record (warcinfo and metadata skipped),
+    url from WARC-Target-URI, site its host, doc_id the position: the same
+    snapshot id and results as the same documents in Parquet, as one file
+    and as shards in name order."""
+    docs = wet_documents(70, seed=8)
+    write_parquet(tmp_path / "one.parquet", docs)
+    whole = gathered(SnapshotReader(str(tmp_path / "one.parquet")))
+    suffix = ".warc.wet.gz" if compressed else ".warc.wet"
+    write_wet(tmp_path / f"one{suffix}", docs, compressed)
+    same(gathered(SnapshotReader(str(tmp_path / f"one{suffix}"), _chunk_rows=9)), whole)
+    (tmp_path / "cc").mkdir()
+    for i, part in enumerate(cut(docs, [25, 30])):
+        write_wet(tmp_path / "cc" / f"CC-MAIN-2024-{i:05d}{suffix}", part, compressed)
+    same(gathered(SnapshotReader(str(tmp_path / "cc"))), whole)
+    one = mine(str(tmp_path / "one.parquet"), 4, 3, db=str(tmp_path / "a.duckdb"), out=str(tmp_path / "a"))
+    wet = mine(str(tmp_path / "cc"), 4, 3, db=str(tmp_path / "b.duckdb"), out=str(tmp_path / "b"))
+    assert one.snapshot_id == wet.snapshot_id
+    for name in ("phrases.parquet", "documents.parquet", "sites.parquet"):
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes(), name
+
+
+def test_wet_payloads_that_are_not_utf8_are_replaced_and_counted(tmp_path):
+    from tests.support import wet_record
+    data = b"".join([wet_record("conversion", "https://x.example/1", "fine text".encode(), 1),
+                     wet_record("conversion", "https://x.example/2", b"caf\xe9 latin-1 text", 2)])
+    (tmp_path / "x.warc.wet.gz").write_bytes(data)
+    reader = SnapshotReader(str(tmp_path / "x.warc.wet.gz"))
+    parts = list(reader.chunks())
+    assert reader.replaced_payloads == 1 and reader.n_docs == 2
+    assert sum(c.n_tokens.sum() for c in parts) > 0
+
+
+def test_bad_wet_files_are_one_line_and_store_nothing(tmp_path, cli):
+    docs = wet_documents(30, seed=1)
+    write_wet(tmp_path / "ok.warc.wet.gz", docs, compressed=False)
+    raw = (tmp_path / "ok.warc.wet.gz").read_bytes()
+    (tmp_path / "cut.warc.wet").write_bytes(raw[:len(raw) - 200])  # in the last record's headers
+    (tmp_path / "cut10.warc.wet").write_bytes(raw[:len(raw) - 10])  # in its text
+    from tests.support import wet_record
+    (tmp_path / "info.warc.wet.gz").write_bytes(wet_record("warcinfo", None, b"software: x\r\n"))
+    (tmp_path / "text.warc.wet.gz").write_bytes(b"just some text, not a WARC file at all\n" * 50)
+    for name, words in (("cut.warc.wet", ("cut.warc.wet", "truncated", "byte")),
+                        ("cut10.warc.wet", ("cut10.warc.wet", "truncated", "byte")),
+                        ("info.warc.wet.gz", ("info.warc.wet.gz", "no conversion record")),
+                        ("text.warc.wet.gz", ("text.warc.wet.gz",))):
         assert_one_line_error(*cli("ingest", tmp_path / name, "--db", tmp_path / "s.duckdb", "--quiet"), *words)
         assert not os.path.exists(tmp_path / "s.duckdb")
 
