@@ -43,10 +43,12 @@ JSON_CODECS = {".gz": "gzip", ".zst": "zstd", ".bz2": "bz2"}
 COMPRESSED_JSONL_SUFFIXES = tuple(f"{base}{ext}" for base in (".jsonl", ".json") for ext in JSON_CODECS)
 #: Files a snapshot may be, and those a folder or glob of shards may hold
 #: (``.arrow``: Arrow IPC streams, as Hugging Face's save_to_disk writes them).
-#: Common Crawl's WET files: the crawl's text with the markup stripped.
+#: Common Crawl's WET files (the crawl's text with the markup stripped) and
+#: WARC files (its HTML responses, whose text is extracted on reading).
 WET_SUFFIXES = (".warc.wet.gz", ".warc.wet")
-SNAPSHOT_SUFFIXES = (".parquet", ".jsonl", ".csv", ".arrow") + COMPRESSED_JSONL_SUFFIXES + WET_SUFFIXES
-SHARD_SUFFIXES = (".parquet", ".jsonl", ".arrow") + COMPRESSED_JSONL_SUFFIXES + WET_SUFFIXES
+WARC_SUFFIXES = (".warc.gz", ".warc")
+SNAPSHOT_SUFFIXES = (".parquet", ".jsonl", ".csv", ".arrow") + COMPRESSED_JSONL_SUFFIXES + WET_SUFFIXES + WARC_SUFFIXES
+SHARD_SUFFIXES = (".parquet", ".jsonl", ".arrow") + COMPRESSED_JSONL_SUFFIXES + WET_SUFFIXES + WARC_SUFFIXES
 #: A store's file name ends so.
 STORE_SUFFIX = ".duckdb"
 

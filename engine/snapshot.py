@@ -15,6 +15,13 @@ that is not valid UTF-8 is decoded with replacement characters and counted
 Content-Length (a cut file) is an error naming the file and the record's
 byte offset.
 
+A WARC file of the crawl's responses (``.warc.gz``, ``.warc``) gives one
+document per ``response`` record whose HTTP content type is HTML, its text
+extracted by resiliparse with main-content detection off (navigation,
+sidebars and footers are kept: they are what Boilerscope measures), decoded
+by the HTTP charset or resiliparse's detection; same ``url``, ``site`` and
+``doc_id`` rules as WET.
+
 A Hugging Face ``datasets`` folder written by ``save_to_disk`` (its Arrow
 files, ``dataset_info.json`` and ``state.json``; or a ``DatasetDict``:
 ``dataset_dict.json`` and one such folder per split) is read with pyarrow
@@ -47,7 +54,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .constants import COMPRESSED_JSONL_SUFFIXES, JSON_CODECS, SHARD_SUFFIXES, SNAPSHOT_SUFFIXES, WET_SUFFIXES
+from .constants import (COMPRESSED_JSONL_SUFFIXES, JSON_CODECS, SHARD_SUFFIXES, SNAPSHOT_SUFFIXES, WARC_SUFFIXES,
+                        WET_SUFFIXES)
 from .errors import BoilerscopeError, first_line
 from .kernels import bloomspan as KB
 from .tokenizer import Tokenized, tokenize_arrow, tokenize_token_lists
@@ -66,7 +74,7 @@ class Snapshot:
 
 #: What a message says a snapshot file may be.
 FORMATS = (".parquet, .jsonl (also .jsonl.gz, .json.gz, .jsonl.zst, .json.zst, .jsonl.bz2, .json.bz2), .csv, "
-           ".warc.wet.gz (Common Crawl WET) or .arrow (a Hugging Face datasets folder)")
+           ".warc.wet.gz (Common Crawl WET), .warc.gz (HTML responses) or .arrow (a Hugging Face datasets folder)")
 
 
 def suffix_of(path: str) -> str | None:
@@ -306,7 +314,9 @@ class SnapshotReader:
                             yield piece, done_now - done
                             done = done_now
             elif low.endswith(WET_SUFFIXES):
-                yield from self._wet_tables(path, size)
+                yield from self._warc_tables(path, size, html=False)
+            elif low.endswith(WARC_SUFFIXES):
+                yield from self._warc_tables(path, size, html=True)
             elif low.endswith(".csv"):
                 t = read_table(path)
                 for piece in _pieces(t, self._chunk_rows):
@@ -319,24 +329,32 @@ class SnapshotReader:
         except (pa.ArrowInvalid, pa.ArrowException, OSError, ValueError) as exc:
             raise _unreadable(path, exc) from None
 
-    def _wet_tables(self, path: str, size: int):
-        """The documents of a WET file, a table (url, text) per about
-        ``chunk_bytes`` of text, with the bytes of the file read so far."""
+    def _warc_tables(self, path: str, size: int, html: bool):
+        """The documents of a WET file (``html`` False: conversion records)
+        or of a WARC file (HTML responses, their text extracted), a table
+        (url, text) per about ``chunk_bytes`` of text, with the bytes of the
+        file read so far."""
         from fastwarc import ArchiveIterator, WarcRecordType
         urls: list = []
         texts: list = []
         held, done, found = 0, 0, 0
+        kind = WarcRecordType.response if html else WarcRecordType.conversion
         with open(path, "rb") as fh:
-            for rec in ArchiveIterator(fh, record_types=WarcRecordType.conversion, parse_http=False):
+            for rec in ArchiveIterator(fh, record_types=kind, parse_http=html):
+                if html and not _is_html(rec.http_content_type):
+                    continue
                 payload = rec.reader.read()
-                if rec.headers.get("Content-Length") is None or len(payload) < rec.content_length:
+                if rec.headers.get("Content-Length") is None or (not html and len(payload) < rec.content_length):
                     raise BoilerscopeError(f"{path}: the record at byte {rec.stream_pos} is cut short ({len(payload)} "
                                            f"of {rec.content_length} bytes); the file is truncated, fetch it again")
-                try:
-                    text = payload.decode("utf-8")
-                except UnicodeDecodeError:
-                    text = payload.decode("utf-8", "replace")
-                    self.replaced_payloads += 1
+                if html:
+                    text = _html_text(payload, rec.http_charset)
+                else:
+                    try:
+                        text = payload.decode("utf-8")
+                    except UnicodeDecodeError:
+                        text = payload.decode("utf-8", "replace")
+                        self.replaced_payloads += 1
                 urls.append(rec.headers.get("WARC-Target-URI"))
                 texts.append(text)
                 held += len(payload)
@@ -347,8 +365,9 @@ class SnapshotReader:
                         upto - done
                     urls, texts, held, done = [], [], 0, upto
         if not found:
-            raise BoilerscopeError(f"{path} holds no conversion record; give a Common Crawl WET file "
-                                   "(.warc.wet.gz: the text of the crawl)")
+            raise BoilerscopeError(
+                f"{path} holds no HTML response record; give a WARC file of the crawl's responses" if html else
+                f"{path} holds no conversion record; give a Common Crawl WET file (.warc.wet.gz: the text of the crawl)")
         if texts:
             yield pa.table({"url": pa.array(urls, pa.string()), "text": pa.array(texts, pa.large_string())}), \
                 size - done
@@ -523,13 +542,27 @@ def _pieces(table: pa.Table, rows: int | None):
 def _unreadable(path: str, exc: BaseException) -> BoilerscopeError:
     low = path.lower()
     kind = {".parquet": "Parquet", ".jsonl": "JSONL", ".csv": "CSV", ".arrow": "Arrow", ".warc.wet.gz": "WET",
-            ".warc.wet": "WET"}.get(suffix_of(low), "snapshot")
+            ".warc.wet": "WET", ".warc.gz": "WARC", ".warc": "WARC"}.get(suffix_of(low), "snapshot")
     if low.endswith(COMPRESSED_JSONL_SUFFIXES):
         kind = f"compressed JSONL ({JSON_CODECS[os.path.splitext(low)[1]]})"
     detail = first_line(exc)
     if "utf8" in detail.lower() or "utf-8" in detail.lower():
         return BoilerscopeError(f"{path} is not valid UTF-8 ({detail}); re-encode it as UTF-8")
     return BoilerscopeError(f"{path} is not a readable {kind} file ({detail}); check the file or export it again")
+
+
+def _is_html(content_type: str | None) -> bool:
+    ct = (content_type or "").split(";")[0].strip().lower()
+    return ct in ("text/html", "application/xhtml+xml")
+
+
+def _html_text(payload: bytes, charset: str | None) -> str:
+    """An HTML page's text as resiliparse extracts it with main-content
+    detection off (navigation, sidebars and footers kept)."""
+    from resiliparse.extract.html2text import extract_plain_text
+    from resiliparse.parse.encoding import bytes_to_str, detect_encoding
+    html = bytes_to_str(payload, charset or detect_encoding(payload), errors="replace")
+    return extract_plain_text(html, main_content=False)
 
 
 def _arrow_reader(src):

@@ -81,7 +81,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from . import frames
-from .constants import COMPRESSED_JSONL_SUFFIXES, VERSION, WET_SUFFIXES
+from .constants import COMPRESSED_JSONL_SUFFIXES, VERSION, WARC_SUFFIXES, WET_SUFFIXES
 from .errors import BoilerscopeError, first_line
 from .files import write_result_set
 from .params import RunParams
@@ -254,9 +254,9 @@ def check_shards(source: str) -> dict:
     paths = _paths(source)
     if any(p.lower().endswith(".csv") for p in paths):
         raise BoilerscopeError(f"{source}: the Spark engine reads Parquet or JSONL shards, not CSV")
-    if any(p.lower().endswith(COMPRESSED_JSONL_SUFFIXES + WET_SUFFIXES + (".arrow",)) for p in paths):
-        raise BoilerscopeError(f"{source}: the Spark engine does not read compressed JSONL, WET or Arrow files yet; "
-                               "mine it with the local engine")
+    if any(p.lower().endswith(COMPRESSED_JSONL_SUFFIXES + WET_SUFFIXES + WARC_SUFFIXES + (".arrow",)) for p in paths):
+        raise BoilerscopeError(f"{source}: the Spark engine does not read compressed JSONL, WET, WARC or Arrow files "
+                               "yet; mine it with the local engine")
     offsets: dict = {}
     if "://" in source or not paths[0].lower().endswith(".parquet"):
         return offsets

@@ -141,6 +141,15 @@ def write_wet(path, docs, compressed=True):
         fh.write(data if compressed else gzip.decompress(data))
 
 
+def warc_response(uri: str, body: bytes, content_type: str = "text/html; charset=utf-8", record_id: int = 0) -> bytes:
+    """One WARC response record (HTTP headers and body), its own gzip member."""
+    http = (f"HTTP/1.1 200 OK\r\nContent-Type: {content_type}\r\nContent-Length: {len(body)}\r\n\r\n").encode() + body
+    head = ["WARC/1.0", "WARC-Type: response", f"WARC-Target-URI: {uri}", "WARC-Date: 2024-01-01T00:00:00Z",
+            f"WARC-Record-ID: <urn:uuid:00000000-0000-0000-0000-{record_id:012d}>",
+            "Content-Type: application/http; msgtype=response", f"Content-Length: {len(http)}", "", ""]
+    return gzip.compress("\r\n".join(head).encode() + http + b"\r\n\r\n")
+
+
 def cut(docs, sizes):
     out, i = [], 0
     for s in sizes:

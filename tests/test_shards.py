@@ -232,6 +232,46 @@ def test_bad_wet_files_are_one_line_and_store_nothing(tmp_path, cli):
         assert not os.path.exists(tmp_path / "s.duckdb")
 
 
+def test_warc_html_responses_keep_navigation_and_footers(tmp_path):
+    """One document per HTML response (other records and content types
+    skipped), its text extracted with the navigation and footer kept, the
+    page's charset honoured; the same snapshot as those texts in Parquet."""
+    import html as H
+    from resiliparse.extract.html2text import extract_plain_text
+    from tests.support import wet_record, warc_response
+    pages = []
+    for i in range(40):
+        body = (f"<html><head><title>Page {i}</title><script>var x = {i};</script></head><body>"
+                f"<nav>Home | Products | About us | Contact</nav><main><h1>Item {i}</h1><p>"
+                f"{H.escape(documents(1, seed=i)[0]['text'])} café</p></main>"
+                "<footer>© 2024 Example Shop · all rights reserved · privacy policy</footer></body></html>")
+        pages.append((f"https://shop{i % 2}.example/p/{i}", body))
+    parts = [wet_record("warcinfo", None, b"software: tests\r\n")]
+    for i, (uri, body) in enumerate(pages):
+        charset = "iso-8859-1" if i % 5 == 0 else "utf-8"
+        parts.append(warc_response(uri, body.encode(charset, "xmlcharrefreplace"), f"text/html; charset={charset}", i))
+        if i % 4 == 0:
+            parts.append(warc_response(uri + ".png", b"\x89PNG not text", "image/png", 1000 + i))
+    (tmp_path / "crawl.warc.gz").write_bytes(b"".join(parts))
+    texts = [extract_plain_text(body, main_content=False) for _, body in pages]
+    assert all("Home | Products" in t and "all rights reserved" in t and "café" in t and "var x" not in t
+               for t in texts)
+    write_parquet(tmp_path / "one.parquet", [{"doc_id": i, "url": uri, "text": t}
+                                             for i, ((uri, _), t) in enumerate(zip(pages, texts))])
+    same(gathered(SnapshotReader(str(tmp_path / "crawl.warc.gz"), _chunk_rows=6)),
+         gathered(SnapshotReader(str(tmp_path / "one.parquet"))))
+    run = mine(str(tmp_path / "crawl.warc.gz"), 20, 5, db=str(tmp_path / "w.duckdb"))
+    assert any("home products about us contact" in p for p in run.phrases["phrase"].to_list())
+
+
+def test_a_warc_without_html_responses_is_one_line(tmp_path, cli):
+    from tests.support import warc_response
+    (tmp_path / "images.warc.gz").write_bytes(warc_response("https://x.example/a.png", b"\x89PNG", "image/png"))
+    assert_one_line_error(*cli("ingest", tmp_path / "images.warc.gz", "--db", tmp_path / "s.duckdb", "--quiet"),
+                          "images.warc.gz", "no HTML response")
+    assert not os.path.exists(tmp_path / "s.duckdb")
+
+
 def test_ingest_and_mine_a_shard_folder_as_one_file(tmp_path):
     docs = documents(300, seed=5)
     write_parquet(tmp_path / "one.parquet", docs)
