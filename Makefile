@@ -44,6 +44,7 @@ bench: install browser
 	$(PY) bench/templates_eval.py --docs 600
 	$(PY) bench/app_queries.py --docs 100000
 	$(PY) bench/app_latency.py --docs 100000
+	$(PY) bench/formats.py ../shared/corpora/webdocs.parquet --runs 3
 
 bench-full: install browser
 	$(PY) bench/run.py --suite full
