@@ -70,6 +70,16 @@ def test_jsonl_shards_and_a_glob_read_as_the_parquet_file(tmp_path):
     assert len(SnapshotReader(str(tmp_path / "p")).paths) == 2
 
 
+def mines_alike(parquet, other, work):
+    """Mining ``other`` gives the snapshot id and the very result files of
+    mining the same documents as ``parquet`` (sigma 4, L 3)."""
+    one = mine(str(parquet), 4, 3, db=str(work / "a.duckdb"), out=str(work / "a"))
+    two = mine(str(other), 4, 3, db=str(work / "b.duckdb"), out=str(work / "b"))
+    assert one.snapshot_id == two.snapshot_id
+    for name in ("phrases.parquet", "documents.parquet", "sites.parquet"):
+        assert (work / "a" / name).read_bytes() == (work / "b" / name).read_bytes(), name
+
+
 COMPRESSED = (".jsonl.gz", ".json.gz", ".jsonl.zst", ".json.zst", ".jsonl.bz2", ".json.bz2")
 
 
@@ -101,11 +111,7 @@ def test_mining_compressed_shards_gives_the_parquet_files_results(tmp_path_facto
     for i, part in enumerate(cut(docs, data.draw(st.lists(st.integers(0, 30), max_size=3)))):
         if part:
             write_compressed_jsonl(d / "z" / f"part-{i:02d}{suffix}", part)
-    one = mine(str(d / "one.parquet"), 4, 3, db=str(d / "a.duckdb"), out=str(d / "a"))
-    many = mine(str(d / "z"), 4, 3, db=str(d / "b.duckdb"), out=str(d / "b"))
-    assert one.snapshot_id == many.snapshot_id
-    for name in ("phrases.parquet", "documents.parquet", "sites.parquet"):
-        assert (d / "a" / name).read_bytes() == (d / "b" / name).read_bytes(), name
+    mines_alike(d / "one.parquet", d / "z", d)
 
 
 def test_bad_compressed_files_are_one_line_and_store_nothing(tmp_path, cli, stored):
@@ -152,11 +158,7 @@ def test_hugging_face_folders_read_as_the_parquet_file(tmp_path):
     write_hf_dataset(tmp_path / "dd", docs[60:], shards=1, split="test")
     (tmp_path / "dd" / "dataset_dict.json").write_text(json.dumps({"splits": ["train", "test"]}))
     same(gathered(SnapshotReader(str(tmp_path / "dd"))), whole)
-    one = mine(str(tmp_path / "one.parquet"), 4, 3, db=str(tmp_path / "a.duckdb"), out=str(tmp_path / "a"))
-    hf = mine(str(tmp_path / "hf"), 4, 3, db=str(tmp_path / "b.duckdb"), out=str(tmp_path / "b"))
-    assert one.snapshot_id == hf.snapshot_id
-    for name in ("phrases.parquet", "documents.parquet", "sites.parquet"):
-        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes(), name
+    mines_alike(tmp_path / "one.parquet", tmp_path / "hf", tmp_path)
 
 
 def test_bad_hugging_face_folders_are_one_line(tmp_path, cli):
@@ -197,11 +199,7 @@ def test_wet_files_read_as_the_parquet_file(tmp_path, compressed):
     for i, part in enumerate(cut(docs, [25, 30])):
         write_wet(tmp_path / "cc" / f"CC-MAIN-2024-{i:05d}{suffix}", part, compressed)
     same(gathered(SnapshotReader(str(tmp_path / "cc"))), whole)
-    one = mine(str(tmp_path / "one.parquet"), 4, 3, db=str(tmp_path / "a.duckdb"), out=str(tmp_path / "a"))
-    wet = mine(str(tmp_path / "cc"), 4, 3, db=str(tmp_path / "b.duckdb"), out=str(tmp_path / "b"))
-    assert one.snapshot_id == wet.snapshot_id
-    for name in ("phrases.parquet", "documents.parquet", "sites.parquet"):
-        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes(), name
+    mines_alike(tmp_path / "one.parquet", tmp_path / "cc", tmp_path)
 
 
 def test_wet_payloads_that_are_not_utf8_are_replaced_and_counted(tmp_path):
