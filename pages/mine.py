@@ -1,4 +1,5 @@
 """Mine: tune sigma and L, run the engine, browse the run history."""
+import polars as pl
 import streamlit as st
 
 from engine.constants import ALGOS, DEFAULT_ALGO, DEFAULT_MAX_SLOT, DEFAULT_MIN_LEN, DEFAULT_SIGMA, MAX_SLOT_RANGE
@@ -146,7 +147,10 @@ runs = data.runs(sid)
 if not runs.height:
     st.info("No runs yet for this snapshot.")
     st.stop()
-st.dataframe(runs.drop("snapshot_id"), hide_index=True, width="stretch",
+# a run that mined no templates says so (not "None")
+history = runs.drop("snapshot_id").with_columns(
+    pl.col("templates").cast(pl.String).fill_null("not mined").alias("templates"))
+st.dataframe(history, hide_index=True, width="stretch",
              column_config={"coverage": st.column_config.NumberColumn(format="percent"),
                             "seconds": st.column_config.NumberColumn(format="%.2f"),
                             "covered_tokens": st.column_config.NumberColumn(format="localized")})

@@ -82,8 +82,7 @@ def eaters():
     if not table.height:
         return
     log_x = st.toggle("log scale", key="phrases.log")
-    top = table.head(20).with_row_index("rank", 1).with_columns(
-        (pl.col("rank").cast(pl.String) + ". " + pl.col("phrase").str.slice(0, 55)).alias("label"))
+    top = render.ranked_labels(table.head(20), "phrase", 55)
     chart = render.hbar(top.select("label", "psi", "phrase", "df", "length"), "psi", "label",
                         "Index eaters: top phrases by Ψ = length × df", x_title="Ψ", log=log_x,
                         tooltip=["phrase", "psi", "df", "length"], height=520)

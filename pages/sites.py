@@ -26,7 +26,7 @@ o3.metric("Sites", f"{len(all_sites):,}")
 g1, g2 = st.columns(2)
 eaters = data.phrase_table(run_id, limit=10)
 if eaters.height:
-    top = eaters.with_columns(pl.col("phrase").str.slice(0, 45).alias("label"))
+    top = render.ranked_labels(eaters, "phrase", 45)
     g1.altair_chart(render.hbar(top.select("label", "psi", "phrase", "df"), "psi", "label",
                                 "The ten biggest index eaters (Ψ = length × df)", x_title="Ψ",
                                 tooltip=["phrase", "psi", "df"]), width="stretch", key="sites.eaters")

@@ -588,3 +588,29 @@ def test_load_page_reads_a_hugging_face_folder_by_path(store_dir):
     assert not at.exception
     assert any("ingested" in s.value for s in at.success), [e.value for e in at.error]
     assert {m.label: m.value for m in at.metric}["Documents"] == "12"
+
+
+def test_run_history_says_when_no_templates_were_mined(store_dir):
+    """Issue 24: the run history's templates column said "None" for runs
+    mined without templates."""
+    from engine.api import mine
+    from engine.ui.data import open_store
+    s = open_store(os.environ["BOILERSCOPE_DB"])
+    demo = peek_db("SELECT snapshot_id FROM snapshots WHERE documents = 2500")["snapshot_id"][0]
+    mine(s.path, 44, 10, store=s, snapshot=demo)  # no templates
+    at = app("pages/mine.py")
+    history = next(df.value for df in at.dataframe if "templates" in df.value.columns)
+    values = [str(v) for v in history["templates"].tolist()]
+    assert "not mined" in values and "None" not in values and "nan" not in values, values
+
+
+def test_index_eater_bars_keep_one_bar_per_phrase():
+    """Issue 24: "The ten biggest index eaters" showed 7 bars: labels were the
+    first 45 characters, and phrases with the same start stacked in one bar."""
+    import polars as pl
+    from engine.ui import render
+    phrases = [f"pandas 1 5 3 documentation getting started user guide api reference {i}" for i in range(10)]
+    top = render.ranked_labels(pl.DataFrame({"phrase": phrases, "psi": list(range(10, 0, -1))}), "phrase", 45)
+    assert top["label"].n_unique() == 10 and top["label"][0].startswith("1. pandas")
+    spec = render.hbar(top.select("label", "psi", "phrase"), "psi", "label", "eaters").to_dict()
+    assert spec["encoding"]["y"]["field"] == "label"

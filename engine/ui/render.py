@@ -53,6 +53,14 @@ def highlight_html(text: str, spans: list[dict], decisions: dict[str, str]) -> s
     return _doc_box("".join(out))
 
 
+def ranked_labels(frame: pl.DataFrame, column: str, width: int) -> pl.DataFrame:
+    """``frame`` with a ``label`` column: the row's rank and the first
+    ``width`` characters of ``column`` ("3. pandas 1 5 3 documentation ..."),
+    so two rows that start alike keep a bar each in a chart keyed by label."""
+    return frame.with_row_index("rank", 1).with_columns(
+        (pl.col("rank").cast(pl.String) + ". " + pl.col(column).str.slice(0, width)).alias("label"))
+
+
 def hbar(frame: pl.DataFrame, x: str, y: str, title: str, *, x_title: str | None = None, log: bool = False,
          percent: bool = False,
          colours: dict[str, str] | None = None, tooltip: list[str] | None = None, height: int = 380) -> alt.Chart:
