@@ -120,7 +120,7 @@ class Boilerscope:
         return sid
 
     # -- operations --------------------------------------------------------
-    def ingest(self, source: str, *, progress=None) -> Snapshot:
+    def ingest(self, source: str, *, progress=None, origin: str | None = None) -> Snapshot:
         """Load a snapshot into the store, streamed with bounded memory.
 
         ``source`` is a snapshot file (``.parquet``, ``.jsonl``, ``.csv``), a
@@ -128,8 +128,10 @@ class Boilerscope:
         (``crawl/part-*.parquet``).  Memory holds one chunk of documents
         (about 16 MB of data, two at a time), the vocabulary and 8 bytes per
         document.  ``progress("ingest", fraction)`` follows the bytes read.
+        ``origin`` is what the store records as the snapshot's source
+        (default: the path; an upload's temporary file names its upload).
         """
-        return self._add(_reader(source), checked(progress))
+        return self._add(_reader(source, origin), checked(progress))
 
     def _add(self, reader: SnapshotReader, progress) -> Snapshot:
         size = sum(os.path.getsize(p) for p in reader.paths)
@@ -247,12 +249,15 @@ class Boilerscope:
         return figures
 
 
-def _reader(source: str) -> SnapshotReader:
+def _reader(source: str, origin: str | None = None) -> SnapshotReader:
     """The reader of a snapshot source: it names the shards, so a bad source fails here."""
     if is_store(source):
         raise BoilerscopeError(f"{source} is a store, not a snapshot; give a .parquet, .jsonl or .csv file, "
                                "or a folder of shards")
-    return SnapshotReader(source)
+    reader = SnapshotReader(source)
+    if origin:
+        reader.origin = origin
+    return reader
 
 
 def _check_out(out: str, force: bool, others) -> None:
@@ -284,11 +289,12 @@ def _remove_store(db: str, arrays: bool) -> None:
         shutil.rmtree(db + ".arrays", ignore_errors=True)
 
 
-def ingest(source: str, db: str = DEFAULT_DB, *, progress=None, store: Store | None = None) -> tuple[str, bool]:
+def ingest(source: str, db: str = DEFAULT_DB, *, progress=None, store: Store | None = None,
+           origin: str | None = None) -> tuple[str, bool]:
     """:meth:`Boilerscope.ingest` on ``db`` (or the open ``store``); a store
     this call creates is removed again when the snapshot turns out bad.
     Returns ``(snapshot_id, created)``."""
-    reader, progress = _reader(source), checked(progress)  # a bad source fails before any store is made
+    reader, progress = _reader(source, origin), checked(progress)  # a bad source fails before any store is made
     made = store is None and not os.path.exists(db)
     arrays_made = made and not os.path.lexists(db + ".arrays")
     bs = Boilerscope(db, store=store)

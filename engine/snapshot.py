@@ -247,6 +247,7 @@ class SnapshotReader:
     def __init__(self, source: str, *, on_bytes=None, chunk_bytes: int = 16 << 20,
                  _chunk_rows: int | None = None):
         self.source = source
+        self.origin = os.path.abspath(source)  # what the store records as the snapshot's source
         self.paths = resolve_source(source)
         self.on_bytes = on_bytes  # called with the bytes of each chunk read
         self.chunk_bytes = chunk_bytes

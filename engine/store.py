@@ -422,7 +422,7 @@ class Store:
             cur.execute(
                 "INSERT INTO snapshots(snapshot_id, source, documents, tokens, sites, vocabulary)"
                 " VALUES (?, ?, ?, ?, ?, ?)",
-                [sid, os.path.abspath(reader.source), reader.n_docs, reader.n_tokens, reader.n_sites,
+                [sid, reader.origin, reader.n_docs, reader.n_tokens, reader.n_sites,
                  len(reader.vocab)])
             final = os.path.join(self.arrays_root, sid)
             if os.path.exists(final):

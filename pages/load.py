@@ -13,9 +13,9 @@ st.title("Load a snapshot")
 MAX_MB = st.get_option("server.maxUploadSize")
 
 
-def do_ingest(path: str, label: str) -> None:
+def do_ingest(path: str, label: str, origin: str | None = None) -> None:
     try:
-        sid, created = actions.ingest(path, label)
+        sid, created = actions.ingest(path, label, origin)
     except BoilerscopeError as exc:
         st.error(str(exc))
         return
@@ -62,7 +62,7 @@ elif source == "Upload":
                 path = os.path.join(tmp, "upload" + ext)
                 with open(path, "wb") as fh:
                     fh.write(up.getbuffer())
-                do_ingest(path, up.name)
+                do_ingest(path, up.name, origin=f"upload: {up.name}")
 else:
     path = st.text_input("Path of a snapshot file", key="load.path",
                          help="Allowed folders: " + ", ".join(boot.allowed_dirs()))

@@ -561,6 +561,9 @@ def test_load_page_reads_compressed_jsonl_by_upload_and_by_path(store_dir):
     assert not at.exception
     assert any("ingested" in s.value for s in at.success), [e.value for e in at.error]
     assert {m.label: m.value for m in at.metric}["Documents"] == "30"
+    # issue 24: an upload recorded its temporary file (gone once ingested) as the source
+    sources = peek(store_dir, "SELECT source FROM snapshots WHERE documents = 30")["source"].to_list()
+    assert sources == ["upload: docs.jsonl.zst"], sources
     with pa.CompressedOutputStream(str(store_dir / "c4.json.gz"), "gzip") as out:
         out.write(lines.replace(b"compressed page", b"gzipped page"))
     data = (store_dir / "c4.json.gz").read_bytes()
@@ -614,3 +617,13 @@ def test_index_eater_bars_keep_one_bar_per_phrase():
     assert top["label"].n_unique() == 10 and top["label"][0].startswith("1. pandas")
     spec = render.hbar(top.select("label", "psi", "phrase"), "psi", "label", "eaters").to_dict()
     assert spec["encoding"]["y"]["field"] == "label"
+
+
+def test_a_search_with_no_match_shows_no_phrase_detail(store_dir):
+    """Issue 24: a search with no match left the previous phrase's detail on the page."""
+    at = app("pages/phrases.py")
+    assert at.subheader, "a phrase is opened"
+    at.text_input(key="phrases.search").set_value("zzqx no phrase has this").run()
+    assert not at.exception
+    assert any("No phrase matches" in i.value for i in at.info), [i.value for i in at.info]
+    assert not at.subheader, [h.value for h in at.subheader]

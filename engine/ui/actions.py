@@ -26,10 +26,13 @@ def delete_run(run_id: int) -> None:
     data.forget()
 
 
-def ingest(path: str, label: str) -> tuple[str, bool]:
-    """Ingest a snapshot file, the bar following the bytes read: (snapshot id, created)."""
+def ingest(path: str, label: str, origin: str | None = None) -> tuple[str, bool]:
+    """Ingest a snapshot file, the bar following the bytes read: (snapshot id,
+    created); ``origin`` is recorded as its source (an upload's name, not its
+    temporary file)."""
     s = data.store()
-    return run_with_progress(lambda cb: api.ingest(path, store=s, progress=cb), f"Ingesting {label}", status=True)
+    return run_with_progress(lambda cb: api.ingest(path, store=s, progress=cb, origin=origin), f"Ingesting {label}",
+                             status=True)
 
 
 def mine(sid: str, sigma: int, min_len: int, algo: str, max_slot: int = 0):

@@ -10,13 +10,14 @@ from . import actions, nav, state
 
 def opened(fetch, ids: list, key: str, what: str) -> dict:
     """The row of the item opened (view-state ``key``), else of the table's
-    first (then written to ``key``); stops the page when there is none."""
+    first (then written to ``key``); stops the page when the table is empty
+    (a search with no match shows no detail, not the item opened before)."""
+    if not ids:
+        st.info(f"No {what} matches the search and filters.")
+        st.stop()
     current = state.get(key)
     row = fetch(int(current)) if current is not None else None
     if row is None:
-        if not ids:
-            st.info(f"No {what} matches.")
-            st.stop()
         row = fetch(ids[0])
         state.put(key, row[f"{key}_id"])
     return row
