@@ -36,6 +36,12 @@ def from_lists(docs):
 def synthetic1(n_docs=200, words=5000, seed=1):
     """The article's Synthetic 1: documents of unique random 8-letter words and
     three planted phrases in 3, 5 and 4 documents (sigma 3, L 3)."""
+    return from_lists(planted_lists(n_docs, words, seed)[0])
+
+
+def planted_lists(n_docs: int, words: int, seed: int):
+    """Synthetic 1 as token lists, and the planted phrases with their
+    document counts (the tests' planted corpus too)."""
     rng = random.Random(seed)
     seen = set()
 
@@ -47,12 +53,12 @@ def synthetic1(n_docs=200, words=5000, seed=1):
                 return w
 
     docs = [[word() for _ in range(words)] for _ in range(n_docs)]
-    for phrase, k in (("this is the first test sentence", 3), ("another unique phrase for testing", 5),
-                      ("a third sentence", 4)):
+    phrases = {"this is the first test sentence": 3, "another unique phrase for testing": 5, "a third sentence": 4}
+    for phrase, k in phrases.items():
         for d in rng.sample(range(n_docs), k):
             at = rng.randrange(words)
             docs[d][at:at] = phrase.split()
-    return from_lists(docs)
+    return docs, phrases
 
 
 def synthetic2(n_phrases=300, n_docs=2000, words=400, copies=4, seed=2):

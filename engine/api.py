@@ -26,9 +26,11 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
+from .clean import clean_store, read_stoplist
 from .constants import DEFAULT_DB, DEFAULT_MAX_SLOT, DEFAULT_MIN_LEN, DEFAULT_SIGMA, STORE_SUFFIX, VERSION
 from .errors import BoilerscopeError
-from .files import ResultSet, atomic_file
+from .files import atomic_file
+from .neardup import DedupConfig, detect
 from .params import RunParams
 from .progress import byte_progress, checked
 from .runner import Run, mine_snapshot, result_set
@@ -178,13 +180,12 @@ class Boilerscope:
         coverage, ``raw`` the raw text.  ``config`` is a
         :class:`engine.neardup.DedupConfig` (default: the measured best).
         """
-        from .neardup import DedupConfig, detect
         progress = checked(progress)
         cfg = config or DedupConfig()
         cfg.check()
         if run is not None and raw:
             raise BoilerscopeError("give {run} or {raw}, not both", "run", "raw")
-        result_set = ResultSet(out) if out is not None else None
+        results = result_set(out)
         st = self.store
         sid = self.snapshot_id(snapshot)
         if run is not None:
@@ -204,15 +205,15 @@ class Boilerscope:
 
         def finish(did: int) -> None:
             summary["dedup_id"] = did
-            if result_set is not None:
-                result_set.prepare({"clusters.parquet": res.clusters, "pairs.parquet": res.pairs},
-                                   "dedup_summary.json", summary)
+            if results is not None:
+                results.prepare({"clusters.parquet": res.clusters, "pairs.parquet": res.pairs},
+                                "dedup_summary.json", summary)
 
-        with result_set.staged() if result_set else contextlib.nullcontext():
+        with results.staged() if results else contextlib.nullcontext():
             st.add_dedup(sid, run, raw, res.summary["config"], res.clusters, res.pairs, summary,
                          before_commit=finish)
-        if result_set is not None:
-            result_set.publish()
+        if results is not None:
+            results.publish()
         return Dedup(summary["dedup_id"], summary, res.clusters, res.pairs)
 
     def clean(self, run: int, *, stoplist, out: str, force: bool = False) -> pl.DataFrame:
@@ -236,7 +237,6 @@ class Boilerscope:
         polars.DataFrame
             Before/after figures per site and an ``(all sites)`` row.
         """
-        from .clean import clean_store, read_stoplist
         given = isinstance(stoplist, (tuple, list))
         _check_out(out, force, (("the stop-phrase list", None if given else stoplist), ("the store", self.path)))
         noise, keep = (list(stoplist[0]), list(stoplist[1])) if given else read_stoplist(stoplist)

@@ -174,7 +174,7 @@ def mine_snapshot(st, sid: str, params: RunParams, *, results: ResultSet | None 
         workers=res.stats["workers"], filter_bytes=res.stats["filter_bytes"],
         explaining_phrases=res.stats["nodes"], compile_seconds=round(compile_s, 4), memory=memory_used,
         templates=tsummary)
-    report("store", 1.0)
+    report("store", 0.0)
     run_id = publish_run(
         st, sid, sigma, params.min_len, params.algo,
         {"run_phrases": allp, "run_occurrences": occ, "run_documents": run_docs, "run_spans": spans,

@@ -336,6 +336,9 @@ class SnapshotReader:
         (url, text) per about ``chunk_bytes`` of text, with the bytes of the
         file read so far."""
         from fastwarc import ArchiveIterator, WarcRecordType
+
+        def table():
+            return pa.table({"url": pa.array(urls, pa.string()), "text": pa.array(texts, pa.large_string())})
         urls: list = []
         texts: list = []
         held, done, found = 0, 0, 0
@@ -362,16 +365,14 @@ class SnapshotReader:
                 found += 1
                 if held >= self.chunk_bytes or (self._chunk_rows and len(texts) >= self._chunk_rows):
                     upto = min(size, fh.tell())
-                    yield pa.table({"url": pa.array(urls, pa.string()), "text": pa.array(texts, pa.large_string())}), \
-                        upto - done
+                    yield table(), upto - done
                     urls, texts, held, done = [], [], 0, upto
         if not found:
             raise BoilerscopeError(
                 f"{path} holds no HTML response record; give a WARC file of the crawl's responses" if html else
                 f"{path} holds no conversion record; give a Common Crawl WET file (.warc.wet.gz: the text of the crawl)")
         if texts:
-            yield pa.table({"url": pa.array(urls, pa.string()), "text": pa.array(texts, pa.large_string())}), \
-                size - done
+            yield table(), size - done
 
     def chunks(self, prefetch: bool = True):
         """Yield the snapshot's chunks; validates as it goes.

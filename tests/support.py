@@ -6,7 +6,6 @@ import gzip
 import json
 import os
 import random
-import string
 
 import numpy as np
 import pyarrow as pa
@@ -120,7 +119,7 @@ def write_hf_dataset(folder, docs, shards=1, split=None):
 
 def wet_record(rtype: str, uri: str | None, payload: bytes, record_id: int = 0) -> bytes:
     """One WARC record as Common Crawl writes WET files (its own gzip member)."""
-    head = [f"WARC/1.0", f"WARC-Type: {rtype}", f"WARC-Record-ID: <urn:uuid:00000000-0000-0000-0000-{record_id:012d}>",
+    head = ["WARC/1.0", f"WARC-Type: {rtype}", f"WARC-Record-ID: <urn:uuid:00000000-0000-0000-0000-{record_id:012d}>",
             "WARC-Date: 2024-01-01T00:00:00Z"]
     head += [f"WARC-Target-URI: {uri}"] if uri else []
     head += ["Content-Type: text/plain", f"Content-Length: {len(payload)}", "", ""]
@@ -177,31 +176,13 @@ def leftovers(folder):
 
 
 def planted_corpus(n_docs=40, words=300, seed=7):
-    rng = random.Random(seed)
-    seen = set()
-
-    def word():
-        while True:
-            w = "".join(rng.choice(string.ascii_lowercase) for _ in range(8))
-            if w not in seen:
-                seen.add(w)
-                return w
-
-    docs = [[word() for _ in range(words)] for _ in range(n_docs)]
-    phrases = {"this is the first test sentence": 3, "another unique phrase for testing": 5,
-               "a third sentence": 4}
-    for phrase, k in phrases.items():
-        for d in rng.sample(range(n_docs), k):
-            at = rng.randrange(words)
-            docs[d][at:at] = phrase.split()
-    return docs, phrases
+    """Documents of unique random words with three phrases planted in 3, 5 and
+    4 of them: (token lists, {phrase: documents}) (bench's Synthetic 1, small)."""
+    from bench.corpora import planted_lists
+    return planted_lists(n_docs, words, seed)
 
 
 def planted(path, docs=60, seed=0):
-    import random
-
-    import pyarrow as pa
-    import pyarrow.parquet as pq
     rng = random.Random(seed)
     words = [f"w{i}" for i in range(300)]
     names = ["anna smith", "bob", "carol de la cruz", "dan", "eve jones"]
