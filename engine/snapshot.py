@@ -103,7 +103,9 @@ def read_table(path: str) -> pa.Table:
             source = path if suffix == ".jsonl" else _json_stream(path)[0]
             return pj.read_json(source, read_options=pj.ReadOptions(block_size=16 << 20))
         import pyarrow.csv as pcsv
-        return pcsv.read_csv(path, convert_options=pcsv.ConvertOptions(
+        # quoted values may hold line breaks (a document's text does)
+        return pcsv.read_csv(path, parse_options=pcsv.ParseOptions(newlines_in_values=True),
+                             convert_options=pcsv.ConvertOptions(
             column_types={"text": pa.large_string(), "url": pa.string(), "site": pa.string()},
             strings_can_be_null=False))
     except (pa.ArrowInvalid, pa.ArrowException, OSError, ValueError) as exc:
@@ -270,8 +272,10 @@ class SnapshotReader:
         return len(self._sites)
 
     # -- reading ----------------------------------------------------------
-    def _tables(self, path: str):
-        """The raw tables of one shard, a chunk at a time."""
+    def file_tables(self, path: str):
+        """The raw tables of one shard, a chunk at a time, each with the bytes
+        of the file it stands for: the file's own columns, before any check or
+        normalization (the Spark engine's executors read files with it)."""
         _check_file(path)
         low = path.lower()
         size = os.path.getsize(path)
@@ -388,7 +392,7 @@ class SnapshotReader:
     def _chunks(self):
         row = 0
         for path in self.paths:
-            tables = self._tables(path)
+            tables = self.file_tables(path)
             while True:
                 try:
                     raw, nbytes = next(tables)

@@ -16,7 +16,12 @@ Method (the decomposition suggested in issue 8; each step's exactness below)
    else ``unknown``; ``doc_id`` is the column, else (Parquet) the row's
    number in the snapshot, from Spark's ``_metadata.row_index`` plus the rows
    of the shards before it in name order (read from the Parquet footers).
-   A doc_id found twice is refused.
+   A doc_id found twice is refused.  Formats Spark has no reader for
+   (compressed JSONL, WET, WARC, Hugging Face Arrow folders, CSV) are read
+   by this package's own reader (:meth:`engine.snapshot.SnapshotReader.file_tables`)
+   inside the executors, a task per file (:func:`read_files`), kept on the
+   executors' disks; the driver only collects a row per file (its documents
+   and columns) to number documents without doc_id as the local reader does.
 2. *Count* (map, then a hash-partitioned shuffle): each Arrow batch is
    tokenized (:func:`engine.tokenizer.tokenize_arrow`), each token is given a
    64-bit hash of its text, and every L-token window of a document a
@@ -59,8 +64,11 @@ Departures and limits
   the documents' own and stores the run as the local engine would: the
   same rows up to the phrase ids (checked in ``tests/test_spark.py``).
   The ingest runs on the driver, so the shards must be readable there.
-* Text snapshots only (a ``tokens`` column is refused), Parquet or JSONL;
-  a JSONL snapshot needs a ``doc_id`` column (JSON has no row index).
+* Text snapshots only (a ``tokens`` column is refused).  A plain JSONL
+  snapshot (read by Spark's JSON reader) needs a ``doc_id`` column (Spark's
+  JSON reader gives no row index); the formats read in the executors number
+  their rows themselves, but from a path every executor can open (a shared
+  mount), not from an ``s3a://`` or ``hdfs://`` URI.
 
 Complexity: steps 2-3 are linear in the tokens, spread over the partitions
 (each window hashed in O(L)); the shuffle moves one row per distinct L-gram
@@ -83,6 +91,7 @@ import pyarrow.compute as pc
 from . import frames
 from .constants import COMPRESSED_JSONL_SUFFIXES, VERSION, WARC_SUFFIXES, WET_SUFFIXES
 from .errors import BoilerscopeError, first_line
+from .snapshot import suffix_of
 from .files import write_result_set
 from .params import RunParams
 from .planner import mine_tokens
@@ -234,6 +243,9 @@ def _spark_error(exc: BaseException) -> str:
     """The line of a Spark error that says what went wrong (a JVM error's
     first line only names the call)."""
     lines = [x.strip() for x in str(exc).splitlines() if x.strip()]
+    for x in lines:  # our own error, raised in an executor: its line as it is
+        if "BoilerscopeError: " in x:
+            return x.split("BoilerscopeError: ", 1)[1][:300]
     for x in lines:
         if ("Exception:" in x or "Error:" in x) and not x.startswith("at "):
             return x[:300]
@@ -252,11 +264,14 @@ def check_shards(source: str) -> dict:
     the same columns, a text column), before the JVM starts.  Returns each
     Parquet shard's first row number in the snapshot (real path -> row)."""
     paths = _paths(source)
-    if any(p.lower().endswith(".csv") for p in paths):
-        raise BoilerscopeError(f"{source}: the Spark engine reads Parquet or JSONL shards, not CSV")
-    if any(p.lower().endswith(COMPRESSED_JSONL_SUFFIXES + WET_SUFFIXES + WARC_SUFFIXES + (".arrow",)) for p in paths):
-        raise BoilerscopeError(f"{source}: the Spark engine does not read compressed JSONL, WET, WARC or Arrow files "
-                               "yet; mine it with the local engine")
+    if python_read(paths):
+        if "://" in source:
+            raise BoilerscopeError(f"{source}: the Spark engine reads {suffix_of(paths[0].lower()) or 'these'} files "
+                                   "from a path every executor can open (a shared mount), not from a URI; "
+                                   "copy or mount the shards there")
+        for p in paths:
+            _check_shard(p)
+        return {}
     offsets: dict = {}
     if "://" in source or not paths[0].lower().endswith(".parquet"):
         return offsets
@@ -282,6 +297,113 @@ def check_shards(source: str) -> dict:
         offsets[os.path.realpath(p)] = base
         base += md.num_rows
     return offsets
+
+
+#: Formats Spark has no reader for (or none that numbers the rows): read by
+#: this package's own reader inside the executors, a file per task.
+PYTHON_READ_SUFFIXES = COMPRESSED_JSONL_SUFFIXES + WET_SUFFIXES + WARC_SUFFIXES + (".arrow", ".csv")
+
+#: What the executors' reader gives for each document.
+FILE_ROWS = "file long, row long, doc_id long, text string, url string, site string, columns string, replaced long"
+
+
+def python_read(paths: list[str]) -> bool:
+    """True when the shards are read by the executors' Python reader."""
+    return bool(paths) and paths[0].lower().endswith(PYTHON_READ_SUFFIXES)
+
+
+def _check_shard(path: str) -> None:
+    from .snapshot import resolve_source
+    resolve_source(path)  # exists, a regular file, a known suffix
+
+
+def read_files(batches):
+    """Step 1's map for the formats Spark cannot read: each input row names a
+    file (its rank in name order and its path); its documents come out as
+    rows of :data:`FILE_ROWS` (the row's number in its file, doc_id when the
+    file has that column, the file's column names, and on the first row of
+    each table the payloads it decoded with replacement characters)."""
+    from .snapshot import SnapshotReader
+    for b in batches:
+        for rank, path in zip(b.column(0).to_pylist(), b.column(1).to_pylist()):
+            reader = SnapshotReader(path)
+            row = 0
+            for raw, _ in reader.file_tables(path):
+                names = raw.column_names
+                n = raw.num_rows
+                if "text" not in names:
+                    msg = ("a 'tokens' column: the Spark engine reads text snapshots; mine it locally"
+                           if "tokens" in names else f"no 'text' column (columns: {', '.join(names)})")
+                    raise BoilerscopeError(f"{path} has {msg}")
+                replaced = np.zeros(n, np.int64)
+                if n:
+                    replaced[0] = reader.replaced_payloads
+                reader.replaced_payloads = 0
+
+                def col(name, kind):
+                    if name not in names:
+                        return pa.nulls(n, kind)
+                    try:
+                        return raw.column(name).cast(kind).combine_chunks()
+                    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+                        raise BoilerscopeError(f"{path}: column '{name}' holds {raw.column(name).type}, "
+                                               f"not {'integers' if kind == pa.int64() else 'strings'}") from None
+                yield pa.RecordBatch.from_arrays(
+                    [pa.array(np.full(n, rank, np.int64)), pa.array(np.arange(row, row + n, dtype=np.int64)),
+                     col("doc_id", pa.int64()), col("text", pa.string()), col("url", pa.string()),
+                     col("site", pa.string()), pa.array([",".join(sorted(names))] * n, pa.string()),
+                     pa.array(replaced)],
+                    names=["file", "row", "doc_id", "text", "url", "site", "columns", "replaced"])
+                row += n
+
+
+def python_documents(spark, source: str, paths: list[str]):
+    """Step 1 for the formats of :data:`PYTHON_READ_SUFFIXES`: the executors
+    read the files (a task per file) with :func:`read_files`; the rows are
+    kept on the executors' disks (read once).  The driver collects one row
+    per file (its documents, columns and replaced payloads) to number the
+    documents of files without doc_id as the local reader does (the row's
+    place in the snapshot, files in name order).  Returns the DataFrame and
+    the number of payloads decoded with replacement characters."""
+    import pyspark.sql.functions as F
+    from pyspark import StorageLevel
+    files = spark.createDataFrame(spark.sparkContext.parallelize(list(enumerate(paths)), len(paths)),
+                                  "file long, path string")
+    rows = files.mapInArrow(read_files, FILE_ROWS).persist(StorageLevel.DISK_ONLY)
+    try:
+        per_file = sorted(rows.groupBy("file").agg(
+            F.count("*").alias("n"), F.min("columns").alias("lo"), F.max("columns").alias("hi"),
+            F.sum("replaced").alias("replaced"), F.count("doc_id").alias("ids")).collect())
+    except Exception as exc:
+        rows.unpersist()
+        raise BoilerscopeError(f"{source}: {_spark_error(exc)}") from None
+    first = None
+    for r in per_file:
+        cols = r["lo"]
+        if first is None:
+            first = (paths[r["file"]], cols)
+        if r["lo"] != r["hi"] or cols != first[1]:
+            rows.unpersist()
+            raise BoilerscopeError(f"{paths[r['file']]} has the columns {(r['hi'] or '').replace(',', ', ')} "
+                                   f"but {first[0]} has {first[1].replace(',', ', ')}; "
+                                   "every shard must have the same columns")
+    has_ids = "doc_id" in (first[1].split(",") if first else [])
+    if has_ids and any(r["ids"] != r["n"] for r in per_file):
+        bad = next(r for r in per_file if r["ids"] != r["n"])
+        rows.unpersist()
+        raise BoilerscopeError(f"{paths[bad['file']]}: a doc_id is missing; give every document one, or none")
+    counts = {r["file"]: r["n"] for r in per_file}
+    base, start = 0, {}
+    for i in range(len(paths)):  # files without documents have no row
+        start[i] = base
+        base += counts.get(i, 0)
+    if not has_ids:
+        mapping = F.create_map(*[x for k, v in start.items() for x in (F.lit(k), F.lit(v))])
+        rows_ = rows.withColumn("doc_id", mapping[F.col("file")] + F.col("row"))
+    else:
+        rows_ = rows
+    replaced = sum(int(r["replaced"] or 0) for r in per_file)
+    return rows_.select("doc_id", "text", "url", "site"), rows, replaced
 
 
 def read_documents(spark, source: str, offsets: dict):
@@ -335,6 +457,7 @@ def mine_spark(source: str, sigma, min_len: int, out: str | None, master: str | 
     params = RunParams(sigma=sigma, min_len=min_len).checked()
     min_len = params.min_len
     offsets = check_shards(source)
+    held, replaced = None, 0  # the executors' copy of the documents (Python-read formats)
     own = spark is None
     spark = spark or session(master)
     timings = {}
@@ -342,7 +465,10 @@ def mine_spark(source: str, sigma, min_len: int, out: str | None, master: str | 
     try:
         import pyspark.sql.functions as F
         t = time.perf_counter()
-        docs = read_documents(spark, source, offsets)
+        if python_read(_paths(source)):
+            docs, held, replaced = python_documents(spark, source, _paths(source))
+        else:
+            docs = read_documents(spark, source, offsets)
         try:
             n_docs = docs.count()
             dup = docs.groupBy("doc_id").count().filter("count > 1").limit(1).collect()
@@ -397,7 +523,7 @@ def mine_spark(source: str, sigma, min_len: int, out: str | None, master: str | 
             sigma=sigma_n, sigma_given=str(sigma), min_len=L, algo="bloomspan", algo_used="bloomspan",
             documents=n_docs, tokens=n_tokens, covered_tokens=covered, phrases=int(phrases.height),
             spark={"frequent_window_hashes": int(freq.shape[0]), "segment_tokens": int(tokens.shape[0]) - n_sep,
-                   "partitions": docs.rdd.getNumPartitions()})
+                   "partitions": docs.rdd.getNumPartitions(), "replaced_payloads": replaced})
         files = {"phrases.parquet": phrases, "documents.parquet": documents, "sites.parquet": sites}
         if db is None:
             summary.seconds = {k: round(v, 4) for k, v in timings.items()}
@@ -410,6 +536,8 @@ def mine_spark(source: str, sigma, min_len: int, out: str | None, master: str | 
         stage("done", 1.0)
         return summary
     finally:
+        if held is not None:
+            held.unpersist()
         if own:
             spark.stop()
 

@@ -68,6 +68,20 @@ def test_formats_share_one_snapshot_id_and_ingest_is_idempotent(cli, tmp_path):
         assert st.query("SELECT count(*) AS n FROM documents")["n"][0] == 4
 
 
+def test_csv_with_line_breaks_in_texts(cli, tmp_path):
+    """Texts over several lines, quoted, in a CSV larger than the reader's
+    blocks: the same snapshot as the Parquet file (a block boundary inside a
+    quoted value was a parse error)."""
+    texts = [f"title {i}\nline one of {i} \"quoted\"\r\n" + "word " * (i % 200) + "\nend" for i in range(6000)]
+    table = pa.table({"doc_id": list(range(6000)), "text": texts})
+    pq.write_table(table, tmp_path / "a.parquet")
+    pl.from_arrow(table).write_csv(tmp_path / "a.csv")
+    assert os.path.getsize(tmp_path / "a.csv") > 2 << 20
+    outs = [cli("ingest", tmp_path / f"a.{ext}", "--quiet") for ext in ("parquet", "csv")]
+    assert [o[0] for o in outs] == [0, 0], outs[1][2]
+    assert outs[0][1].split()[1] == outs[1][1].split()[1] and "already" in outs[1][1]
+
+
 def test_tokens_column_and_sigma_share(cli, tmp_path):
     tokens = [t.split() for t in ["A b c d", "x a B c d", "a b c d y", "q r"]]
     pq.write_table(pa.table({"tokens": tokens}), tmp_path / "t.parquet")

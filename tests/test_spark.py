@@ -8,6 +8,7 @@ import random
 
 import polars as pl
 import pyarrow as pa
+import pyarrow.csv  # noqa: F401  (pa.csv)
 import pyarrow.parquet as pq
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -97,6 +98,68 @@ def test_spark_gives_the_local_files_on_real_text(spark, tmp_path):
             for i in range(a, b):
                 fh.write(json.dumps({"doc_id": ids[i], "url": urls[i], "text": texts[i]}) + "\n")
     compare_with_local(tmp_path / "b", str(jl), spark, sigma=10, L=8)
+
+
+def test_spark_reads_every_format_in_the_executors(spark, tmp_path):
+    """Compressed JSONL, WET, WARC, a Hugging Face folder and CSV are read by
+    the package's reader inside the executors (a task per file): the result
+    files are the local engine's, byte for byte, with the documents numbered
+    over the shards in name order, as the local reader numbers them."""
+    from tests.support import warc_response, write_compressed_jsonl, write_hf_dataset, write_wet
+    table = pq.read_table(os.path.join(ROOT, "data", "demo.parquet")).slice(0, 600)
+    docs = [{"url": u, "text": t} for u, t in zip(table.column("url").to_pylist(), table.column("text").to_pylist())]
+    cuts = [(0, 90), (90, 91), (91, 420), (420, 600)]  # uneven, one shard of one document
+    zst = tmp_path / "zst"
+    zst.mkdir()
+    for k, (a, b) in enumerate(cuts):
+        write_compressed_jsonl(zst / f"part-{k}.jsonl.zst", [{**d, "meta": {"k": k}} for d in docs[a:b]])
+    compare_with_local(tmp_path / "zst-run", str(zst), spark, sigma=10, L=8)
+    wet = tmp_path / "wet"
+    wet.mkdir()
+    for k, (a, b) in enumerate(cuts):
+        write_wet(wet / f"CC-{k:03d}.warc.wet.gz", docs[a:b])
+    s = compare_with_local(tmp_path / "wet-run", str(wet), spark, sigma=10, L=8)
+    assert s.spark["replaced_payloads"] == 0
+    gz = tmp_path / "one.jsonl.gz"
+    write_compressed_jsonl(gz, docs)
+    compare_with_local(tmp_path / "gz-run", str(gz), spark, sigma=10, L=8)
+    hf = tmp_path / "hf"
+    write_hf_dataset(hf, [{**d, "doc_id": 1000 - i} for i, d in enumerate(docs)], shards=3)
+    compare_with_local(tmp_path / "hf-run", str(hf), spark, sigma=10, L=8)
+    csv = tmp_path / "one.csv"
+    pa.csv.write_csv(pa.table({"url": [d["url"] for d in docs], "text": [d["text"] for d in docs]}), str(csv))
+    compare_with_local(tmp_path / "csv-run", str(csv), spark, sigma=10, L=8)
+    pages = [f"<html><body><nav>Home Docs Blog About</nav><p>Page {i} text {i * 7} here</p>"
+             f"<footer>Copyright the example company all rights reserved</footer></body></html>" for i in range(12)]
+    warc = tmp_path / "crawl.warc.gz"
+    warc.write_bytes(b"".join(warc_response(f"https://ex.com/{i}", p.encode(), record_id=i)
+                              for i, p in enumerate(pages)))
+    compare_with_local(tmp_path / "warc-run", str(warc), spark, sigma=5, L=3)
+
+
+def test_spark_python_reader_refuses_bad_files(spark, tmp_path):
+    """A bad file read in an executor: one line naming it, no result files."""
+    from tests.support import write_compressed_jsonl, write_wet
+    docs = [{"url": f"https://a.com/{i}", "text": f"alpha beta gamma delta {i}"} for i in range(8)]
+    folder = tmp_path / "cut"
+    folder.mkdir()
+    write_compressed_jsonl(folder / "part-0.jsonl.gz", docs)
+    write_compressed_jsonl(folder / "part-1.jsonl.gz", docs)
+    data = (folder / "part-1.jsonl.gz").read_bytes()
+    (folder / "part-1.jsonl.gz").write_bytes(data[:len(data) // 2])  # truncated
+    with pytest.raises(BoilerscopeError, match="part-1.jsonl.gz"):
+        mine_spark(str(folder), 2, 2, str(tmp_path / "out"), spark=spark)
+    empty = tmp_path / "empty.warc.wet.gz"
+    write_wet(empty, [])
+    with pytest.raises(BoilerscopeError, match="no conversion record"):
+        mine_spark(str(empty), 2, 2, str(tmp_path / "out"), spark=spark)
+    mixed = tmp_path / "mixed"
+    mixed.mkdir()
+    write_compressed_jsonl(mixed / "a.jsonl.zst", docs)
+    write_compressed_jsonl(mixed / "b.jsonl.zst", [{"text": d["text"]} for d in docs])
+    with pytest.raises(BoilerscopeError, match="b.jsonl.zst has the columns text but .*a.jsonl.zst has text, url"):
+        mine_spark(str(mixed), 2, 2, str(tmp_path / "out"), spark=spark)
+    assert not os.path.exists(tmp_path / "out")
 
 
 def stored_run(db, run_id=None):
