@@ -45,6 +45,8 @@ bench: install browser
 	$(PY) bench/app_queries.py --docs 100000
 	$(PY) bench/app_latency.py --docs 100000
 	$(PY) bench/formats.py ../shared/corpora/webdocs.parquet --runs 3
+	$(PY) bench/formats.py ../shared/corpora/webdocs.parquet --repeat 4 --runs 1
+	$(PY) bench/warclibs.py --runs 3
 
 bench-full: install browser
 	$(PY) bench/run.py --suite full

@@ -43,7 +43,8 @@ log = logging.getLogger(__name__)
 #: The files each command writes into a result folder (a command's new set
 #: replaces all of its own, and keeps the other command's).
 COMMAND_FILES = {
-    "mine": frozenset({"phrases.parquet", "documents.parquet", "sites.parquet", "summary.json",
+    "mine": frozenset({"phrases.parquet", "documents.parquet", "sites.parquet", "summary.json", "blocks.parquet",
+                       "block_spans.parquet",
                        "templates.parquet", "template_occurrences.parquet", "spans.parquet"}),
     "dedup": frozenset({"clusters.parquet", "pairs.parquet", "dedup_summary.json"}),
 }

@@ -22,10 +22,98 @@ from .kernels.templates import SLOT
 from .memory import gather
 
 
-def phrase_frames(tokens, doc_offsets, vocab, doc_sites: pl.Series, res):
+def node_blocks(blocks, doc_offsets, res) -> np.ndarray:
+    """Each reported phrase's block (:mod:`engine.blocks`): the block holding
+    most tokens of all its occurrences (ties: the smaller id); -1 for a
+    phrase reported without occurrences."""
+    n_nodes = res.node_rep.shape[0]
+    if not res.occ_node.shape[0]:
+        return np.full(n_nodes, -1, np.int64)
+    doc = np.asarray(res.occ_doc, np.int64)
+    start = np.asarray(res.occ_pos, np.int64) - np.asarray(doc_offsets, np.int64)[doc]
+    end = start + np.asarray(res.node_len, np.int64)[np.asarray(res.occ_node, np.int64)]
+    return blocks.block_of_groups(np.asarray(res.occ_node, np.int64), doc, start, end, n_nodes)
+
+
+def with_block_ids(frame: pl.DataFrame, ids: np.ndarray) -> pl.DataFrame:
+    """``frame`` with a ``block_id`` column (Int32; null where ``ids`` is -1)."""
+    col = pl.Series("block_id", np.asarray(ids, np.int64), dtype=pl.Int64)
+    return frame.with_columns(col).with_columns(
+        pl.when(pl.col("block_id") >= 0).then(pl.col("block_id")).otherwise(None).cast(pl.Int32).alias("block_id"))
+
+
+def block_frames(blocks, doc_offsets, span_start, span_end, doc_ids, sites: list, n_tokens: int,
+                 texts: dict, node_block: np.ndarray, node_max: np.ndarray):
+    """The blocks of a run (:mod:`engine.blocks`) as files and store rows.
+
+    ``texts``: doc_index -> text of (at least) each block's representative
+    document: a block's ``text`` is its representative span as written
+    there (original casing and punctuation).  ``node_block`` / ``node_max``:
+    each reported phrase's block and whether it is maximal (a block's
+    ``phrases`` counts its maximal phrases).
+
+    Returns
+    -------
+    blocks : block_id, text, phrases, documents, sites, covered_tokens, share
+        (covered_tokens / the snapshot's tokens, so the shares add up to the
+        coverage), by covered_tokens descending, then block_id
+    spans : block_id, doc_id, start, end (tokens in the document, end
+        exclusive), char_start, char_end; by block_id, doc_id, start
+    store_blocks, store_spans : the store's rows (run_blocks, run_block_spans
+        without run_id; spans by doc_index)
+    """
+    doc_offsets = np.asarray(doc_offsets, np.int64)
+    doc_ids = np.asarray(doc_ids, np.int64)
+    ss, se = np.asarray(span_start), np.asarray(span_end)
+    nb = blocks.n_blocks
+    g_start = doc_offsets[blocks.piece_doc] + blocks.piece_start
+    g_end = doc_offsets[blocks.piece_doc] + blocks.piece_end
+    c_start = ss[g_start].astype(np.int32) if g_start.shape[0] else np.zeros(0, np.int32)
+    c_end = se[g_end - 1].astype(np.int32) if g_start.shape[0] else np.zeros(0, np.int32)
+    r_start = doc_offsets[blocks.rep_doc] + blocks.rep_start
+    r_end = doc_offsets[blocks.rep_doc] + blocks.rep_end
+    text = [texts[int(d)][int(ss[a]):int(se[b - 1])]
+            for d, a, b in zip(blocks.rep_doc.tolist(), r_start.tolist(), r_end.tolist())]
+    node_block = np.asarray(node_block, np.int64)
+    counted = node_block[np.asarray(node_max, bool) & (node_block >= 0)]
+    n_phrases = np.bincount(counted, minlength=nb).astype(np.int64) if nb else np.zeros(0, np.int64)
+    codes: dict = {}
+    site_code = np.array([codes.setdefault(x, len(codes)) for x in sites], np.int64)
+    order = np.argsort(blocks.piece_block, kind="stable")
+    bounds = np.searchsorted(blocks.piece_block[order], np.arange(nb + 1))
+    n_sites = distinct_per_group(bounds[:-1].astype(np.int64), bounds[1:].astype(np.int64),
+                                 site_code[blocks.piece_doc[order]], max(1, len(codes))) \
+        if nb else np.zeros(0, np.int64)
+    covered = np.asarray(blocks.covered_tokens, np.int64)
+    table = pl.DataFrame({
+        "block_id": np.arange(nb, dtype=np.int32),
+        "text": pl.Series(text, dtype=pl.String),
+        "phrases": n_phrases,
+        "documents": np.asarray(blocks.documents, np.int64),
+        "sites": np.asarray(n_sites, np.int64),
+        "covered_tokens": covered,
+        "share": covered / n_tokens if n_tokens else np.zeros(nb),
+    }, schema={"block_id": pl.Int32, "text": pl.String, "phrases": pl.Int64, "documents": pl.Int64,
+               "sites": pl.Int64, "covered_tokens": pl.Int64, "share": pl.Float64})
+    store_spans = pl.DataFrame({
+        "block_id": blocks.piece_block.astype(np.int32), "doc_index": blocks.piece_doc.astype(np.int32),
+        "token_start": blocks.piece_start.astype(np.int32), "token_end": blocks.piece_end.astype(np.int32),
+        "char_start": c_start, "char_end": c_end},
+        schema={"block_id": pl.Int32, "doc_index": pl.Int32, "token_start": pl.Int32, "token_end": pl.Int32,
+                "char_start": pl.Int32, "char_end": pl.Int32})
+    spans = (store_spans.with_columns(pl.Series("doc_id", doc_ids[blocks.piece_doc], dtype=pl.Int64))
+             .select("block_id", "doc_id", pl.col("token_start").alias("start"), pl.col("token_end").alias("end"),
+                     "char_start", "char_end")
+             .sort("block_id", "doc_id", "start"))
+    return table, spans, table, store_spans
+
+
+def phrase_frames(tokens, doc_offsets, vocab, doc_sites: pl.Series, res, node_block=None):
     """All reported phrases (run_phrases), the maximal ones (phrases.parquet)
     and their occurrences (run_occurrences); ``doc_sites`` is each
-    document's site (the distinct sites of a phrase are counted over them)."""
+    document's site (the distinct sites of a phrase are counted over them);
+    ``node_block`` each phrase's block (:func:`node_blocks`), a ``block_id``
+    column of both frames (null where -1)."""
     site_index = doc_sites.cast(pl.Categorical).to_physical().to_numpy().astype(np.int64)
     n_sites = int(site_index.max()) + 1 if site_index.shape[0] else 0
     vocab_arr = np.asarray(vocab, dtype=object)
@@ -51,9 +139,13 @@ def phrase_frames(tokens, doc_offsets, vocab, doc_sites: pl.Series, res):
         "maximal": res.node_max.astype(bool),
         "first_pos": res.node_rep.astype(np.int64),
     })
+    keep = ["phrase", "length", "df", "occurrences", "sites", "psi"]
+    if node_block is not None:
+        allp = with_block_ids(allp, node_block)
+        keep.append("block_id")
     phrases = (
         allp.filter(pl.col("maximal"))
-        .select("phrase", "length", "df", "occurrences", "sites", "psi")
+        .select(keep)
         .sort(["psi", "length", "phrase"], descending=[True, True, False])
     )
     occ = pl.DataFrame({

@@ -9,8 +9,9 @@ shares its last steps (:func:`publish_run`, the frames of
 2. plan (:mod:`engine.planner`: which miner, in memory or out of core, the
    sigma-1 rule) and warm the planned kernels;
 3. mine (:func:`engine.planner.mine_tokens`);
-4. build the result frames (:mod:`engine.frames`), and mine the templates
-   when asked (:mod:`engine.templates`);
+4. mine the templates when asked (:mod:`engine.templates`), find the
+   blocks (:mod:`engine.blocks`) and build the result frames
+   (:mod:`engine.frames`);
 5. publish: the store's rows and the result files in one transaction
    (:func:`publish_run`).
 
@@ -36,6 +37,7 @@ from .memory import Pager
 from .params import RunParams
 from .planner import mine_tokens, plan_mining, warm_up
 from .summary import RunSummary
+from .blocks import TemplateOccurrences, find_blocks, find_blocks_in_coverage
 from .templates import mine_templates
 
 
@@ -123,36 +125,64 @@ def mine_snapshot(st, sid: str, params: RunParams, *, results: ResultSet | None 
     timings.update(res.stats.pop("timings"))
     timings["mining"] = mining  # the miner's stages together (the kernels' time)
 
+    n_tokens = int(tokens.shape[0])
+    covered_phrases = int(res.covered.sum())
+    pos = np.asarray(res.rng_pos, np.int64)
+    phrase_mask = ranges_mask(n_tokens, pos, pos + np.asarray(res.rng_len, np.int64))
+    files, store_frames, tsummary, tf, occurrences = {}, {}, None, None, None
+    if params.templates:
+        t = time.perf_counter()
+        tstats: dict = {}
+        found = mine_templates(tokens, doc_offsets, sigma, params.min_len, params.max_slot, stats=tstats,
+                               progress=report, workers=params.workers)
+        t_frames = time.perf_counter()
+        tf = F.template_frames(found, tokens, doc_offsets, arrays.span_start, arrays.span_end, vocab,
+                               meta["doc_id"].to_numpy(), meta["site"].to_list(), phrase_mask)
+        tstats["seconds"]["frames"] = round(time.perf_counter() - t_frames, 3)
+        so = tf.store_occurrences
+        occurrences = TemplateOccurrences(
+            doc=so["doc_index"].to_numpy(), start=so["token_start"].to_numpy(), end=so["token_end"].to_numpy(),
+            template_id=so["template_id"].to_numpy(),
+            df=tf.templates["df"].to_numpy()[so["template_id"].to_numpy()])
+        timings["templates"] = time.perf_counter() - t
+
+    # blocks: the run's repeated regions (engine.blocks), on the phrases'
+    # coverage and the template occurrences
     t = time.perf_counter()
-    allp, phrases, occ = F.phrase_frames(tokens, doc_offsets, vocab, meta["site"], res)
+    if occurrences is None:  # on the covered tokens only: memory in the coverage, not the corpus
+        blocks = find_blocks_in_coverage(tokens, doc_offsets, sigma, params.min_len, phrase_mask,
+                                         doc_key=meta["doc_id"].to_numpy(), progress=report)
+    else:
+        blocks = find_blocks(tokens, doc_offsets, sigma, params.min_len, occurrences, progress=report,
+                             doc_key=meta["doc_id"].to_numpy())
+    node_block = F.node_blocks(blocks, doc_offsets, res)
+    bfile, bspans, store_blocks, store_bspans = F.block_frames(
+        blocks, doc_offsets, arrays.span_start, arrays.span_end, meta["doc_id"].to_numpy(), meta["site"].to_list(),
+        n_tokens, st.texts(sid, blocks.rep_doc), node_block, np.asarray(res.node_max, bool))
+    timings["blocks"] = time.perf_counter() - t
+
+    t = time.perf_counter()
+    allp, phrases, occ = F.phrase_frames(tokens, doc_offsets, vocab, meta["site"], res, node_block)
     per_doc = np.asarray(res.covered, np.int64)
     spans = F.spans_frame(doc_offsets, arrays.span_start, arrays.span_end, res.rng_pos, res.rng_len, res.rng_node)
     if plan.memory.out_of_core:  # over the budget: give back the pages the results read
         for arr in (arrays.tokens, arrays.span_start, arrays.span_end):
             Pager(arr).release()
     timings["results"] = time.perf_counter() - t
-
-    n_tokens = int(tokens.shape[0])
-    covered_phrases = int(res.covered.sum())
-    files, store_frames, tsummary = {}, {}, None
-    if params.templates:
-        t = time.perf_counter()
-        tstats: dict = {}
-        found = mine_templates(tokens, doc_offsets, sigma, params.min_len, params.max_slot, stats=tstats,
-                               progress=report, workers=params.workers)
-        pos = np.asarray(res.rng_pos, np.int64)
-        phrase_mask = ranges_mask(n_tokens, pos, pos + np.asarray(res.rng_len, np.int64))
-        t_frames = time.perf_counter()
-        tf = F.template_frames(found, tokens, doc_offsets, arrays.span_start, arrays.span_end, vocab,
-                               meta["doc_id"].to_numpy(), meta["site"].to_list(), phrase_mask)
-        tstats["seconds"]["frames"] = round(time.perf_counter() - t_frames, 3)
+    store_frames = {"run_blocks": store_blocks, "run_block_spans": store_bspans}
+    files = {"blocks.parquet": bfile, "block_spans.parquet": bspans}
+    if tf is not None:
+        so = tf.store_occurrences
+        tblock = blocks.block_of_groups(so["template_id"].to_numpy(), so["doc_index"].to_numpy(),
+                                        so["token_start"].to_numpy(), so["token_end"].to_numpy(),
+                                        tf.templates.height)
         per_doc = np.asarray(tf.covered_per_doc, np.int64)
-        store_frames = {"run_templates": tf.store_templates.with_columns(pl.lit(params.max_slot, pl.Int32)
-                                                                         .alias("max_slot")),
-                        "run_template_occurrences": tf.store_occurrences}
-        files = {"templates.parquet": tf.templates, "template_occurrences.parquet": tf.occurrences,
-                 "spans.parquet": tf.spans}
-        timings["templates"] = time.perf_counter() - t
+        store_frames.update({
+            "run_templates": F.with_block_ids(tf.store_templates, tblock)
+            .with_columns(pl.lit(params.max_slot, pl.Int32).alias("max_slot")),
+            "run_template_occurrences": tf.store_occurrences})
+        files.update({"templates.parquet": F.with_block_ids(tf.templates, tblock),
+                      "template_occurrences.parquet": tf.occurrences, "spans.parquet": tf.spans})
         covered = int(per_doc.sum())
         tsummary = {
             "max_slot": params.max_slot, "max_slots": DEFAULT_MAX_SLOTS, "templates": int(tf.templates.height),
@@ -165,7 +195,7 @@ def mine_snapshot(st, sid: str, params: RunParams, *, results: ResultSet | None 
     documents = F.documents_frame(meta, per_doc)
     sites = F.sites_frame(documents)
     run_docs = pl.DataFrame({"doc_index": np.arange(n_docs, dtype=np.int32), "covered_tokens": per_doc})
-    summary = RunSummary(
+    summary = RunSummary(blocks=blocks.n_blocks,
         version=VERSION, snapshot_id=sid, sigma=sigma, sigma_given=str(params.sigma), min_len=params.min_len,
         algo=params.algo, algo_used=plan.used, algo_choice=plan.choice or None, documents=n_docs,
         tokens=n_tokens, covered_tokens=int(per_doc.sum()), phrases=int(phrases.height),

@@ -54,8 +54,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .constants import (COMPRESSED_JSONL_SUFFIXES, JSON_CODECS, SHARD_SUFFIXES, SNAPSHOT_SUFFIXES, WARC_SUFFIXES,
-                        WET_SUFFIXES)
+from .constants import (COMPRESSED_JSONL_SUFFIXES, JSON_CODECS, PARQUET_BUFFER_BYTES, SHARD_SUFFIXES,
+                        SNAPSHOT_SUFFIXES, WARC_SUFFIXES, WET_SUFFIXES)
 from .errors import BoilerscopeError, first_line
 from .kernels import bloomspan as KB
 from .tokenizer import Tokenized, tokenize_arrow, tokenize_token_lists
@@ -169,7 +169,10 @@ def _doc_ids(table: pa.Table, path: str, first_row: int) -> np.ndarray:
     if pa.types.is_uint64(ids.type) and n and pc.max(ids).as_py() > 2**63 - 1:
         raise BoilerscopeError(
             f"{path}: column 'doc_id' holds {pc.max(ids).as_py()}, above 2^63 - 1; doc_id must fit in int64")
-    return ids.cast(pa.int64()).to_numpy()
+    # a copy: the reader keeps every chunk's ids until the end (the uniqueness
+    # check), and a zero-copy view would keep the chunk's whole buffer alive
+    # (an Arrow IPC batch holds every column in one body: the text with it)
+    return np.array(ids.cast(pa.int64()).to_numpy(), dtype=np.int64, copy=True)
 
 
 @dataclass
@@ -282,7 +285,10 @@ class SnapshotReader:
         try:
             if low.endswith(".parquet"):
                 import pyarrow.parquet as pq
-                pf = pq.ParquetFile(path)
+                # buffered column reads: memory holds a few MB of a column
+                # chunk, not the whole chunk (a file written as one row group
+                # would otherwise cost its compressed size: 0.4 GB at 4x webdocs)
+                pf = pq.ParquetFile(path, buffer_size=PARQUET_BUFFER_BYTES, pre_buffer=False)
                 rows = pf.metadata.num_rows
                 if self._chunk_rows:
                     batch = self._chunk_rows

@@ -90,6 +90,8 @@ import pyarrow.compute as pc
 
 from . import frames
 from .constants import COMPRESSED_JSONL_SUFFIXES, VERSION, WARC_SUFFIXES, WET_SUFFIXES
+from .blocks import find_blocks, find_blocks_in_coverage
+from .coverage import ranges_mask
 from .errors import BoilerscopeError, first_line
 from .snapshot import suffix_of
 from .files import write_result_set
@@ -512,7 +514,14 @@ def mine_spark(source: str, sigma, min_len: int, out: str | None, master: str | 
             table.column("segments"), table.column("starts") if db is not None else None)
         res = mine_tokens(tokens, offsets, len(vocab), sigma_n, L, workers=None)
         res.stats.pop("timings", None)
-        allp, phrases, occ = frames.phrase_frames(tokens, offsets, vocab, meta["site"], res)
+        # blocks on the pseudo-documents: the same as on the documents (the
+        # separators and the text between segments are uncovered, and ties go
+        # by doc_id), so each phrase gets the local engine's block_id
+        pos = np.asarray(res.rng_pos, np.int64)
+        blocks = find_blocks(tokens, offsets, sigma_n, L, within=ranges_mask(
+            tokens.shape[0], pos, pos + np.asarray(res.rng_len, np.int64)), doc_key=meta["doc_id"].to_numpy())
+        node_block = frames.node_blocks(blocks, offsets, res)
+        allp, phrases, occ = frames.phrase_frames(tokens, offsets, vocab, meta["site"], res, node_block)
         documents = frames.documents_frame(meta, res.covered)
         sites = frames.sites_frame(documents)
         timings["mine"] = time.perf_counter() - t
@@ -522,6 +531,7 @@ def mine_spark(source: str, sigma, min_len: int, out: str | None, master: str | 
             version=VERSION, engine="spark", master=spark.sparkContext.master, snapshot_id=None,
             sigma=sigma_n, sigma_given=str(sigma), min_len=L, algo="bloomspan", algo_used="bloomspan",
             documents=n_docs, tokens=n_tokens, covered_tokens=covered, phrases=int(phrases.height),
+            blocks=blocks.n_blocks,
             spark={"frequent_window_hashes": int(freq.shape[0]), "segment_tokens": int(tokens.shape[0]) - n_sep,
                    "partitions": docs.rdd.getNumPartitions(), "replaced_payloads": replaced})
         files = {"phrases.parquet": phrases, "documents.parquet": documents, "sites.parquet": sites}
@@ -580,11 +590,26 @@ def store_run(db: str, source: str, meta: pl.DataFrame, offsets, within, res, al
                                  "covered_tokens": covered})
         spans = frames.spans_frame(store_offsets, arrays.span_start, arrays.span_end,
                                 snap_pos[np.asarray(res.rng_pos, np.int64)], res.rng_len, res.rng_node)
+        # the blocks with their text as written: on the store's arrays (the
+        # same partition and numbering as on the pseudo-documents)
+        sp = snap_pos[np.asarray(res.rng_pos, np.int64)]
+        tokens = np.ascontiguousarray(arrays.tokens)
+        store_meta = st.documents_meta(sid)
+        blocks = find_blocks_in_coverage(
+            tokens, store_offsets, summary.sigma, summary.min_len,
+            ranges_mask(tokens.shape[0], sp, sp + np.asarray(res.rng_len, np.int64)),
+            doc_key=store_meta["doc_id"].to_numpy())
+        bfile, bspans, store_blocks, store_bspans = frames.block_frames(
+            blocks, store_offsets, arrays.span_start, arrays.span_end, store_meta["doc_id"].to_numpy(),
+            store_meta["site"].to_list(), int(tokens.shape[0]), st.texts(sid, blocks.rep_doc),
+            allp["block_id"].fill_null(-1).to_numpy(), allp["maximal"].to_numpy())
+        files = {**files, "blocks.parquet": bfile, "block_spans.parquet": bspans}
         summary.snapshot_id = sid
         timings["results"] = time.perf_counter() - t
         return publish_run(st, sid, summary.sigma, summary.min_len, "bloomspan", {
             "run_phrases": allp, "run_occurrences": occ, "run_documents": run_docs,
-            "run_spans": spans}, summary, files, result_set(out), timings, t0)
+            "run_spans": spans, "run_blocks": store_blocks, "run_block_spans": store_bspans},
+            summary, files, result_set(out), timings, t0)
 
 
 def pseudo_documents(segs: pa.ChunkedArray, starts=None):

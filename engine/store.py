@@ -34,7 +34,7 @@ import polars as pl
 import pyarrow as pa
 
 from .coverage import ranges_mask
-from .constants import ALL_SNAPSHOTS
+from .constants import ALL_SNAPSHOTS, INGEST_DUCKDB_MEMORY
 from .errors import BoilerscopeError, first_line
 from .files import NpyAppender
 
@@ -47,7 +47,8 @@ DECISIONS_COLUMNS = (f"phrase VARCHAR, scope VARCHAR DEFAULT '{ALL_SNAPSHOTS}', 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS snapshots(
     snapshot_id VARCHAR PRIMARY KEY, source VARCHAR, documents BIGINT,
-    tokens BIGINT, sites BIGINT, vocabulary BIGINT, created TIMESTAMP DEFAULT now());
+    tokens BIGINT, sites BIGINT, vocabulary BIGINT, created TIMESTAMP DEFAULT now(),
+    replaced_payloads BIGINT DEFAULT 0);
 CREATE TABLE IF NOT EXISTS documents(
     snapshot_id VARCHAR, doc_index INTEGER, doc_id BIGINT, site VARCHAR, url VARCHAR,
     text VARCHAR, n_tokens BIGINT, token_start BIGINT);
@@ -60,7 +61,7 @@ CREATE TABLE IF NOT EXISTS runs(
     coverage DOUBLE, seconds DOUBLE, summary VARCHAR);
 CREATE TABLE IF NOT EXISTS run_phrases(
     run_id BIGINT, phrase_id INTEGER, phrase VARCHAR, length INTEGER, df BIGINT,
-    occurrences BIGINT, sites BIGINT, psi BIGINT, maximal BOOLEAN, first_pos BIGINT);
+    occurrences BIGINT, sites BIGINT, psi BIGINT, maximal BOOLEAN, first_pos BIGINT, block_id INTEGER);
 CREATE TABLE IF NOT EXISTS run_occurrences(
     run_id BIGINT, phrase_id INTEGER, doc_index INTEGER, token_pos INTEGER);
 CREATE TABLE IF NOT EXISTS run_documents(
@@ -70,9 +71,15 @@ CREATE TABLE IF NOT EXISTS run_spans(
     char_start INTEGER, char_end INTEGER, phrase_id INTEGER);
 CREATE TABLE IF NOT EXISTS run_templates(
     run_id BIGINT, template_id INTEGER, template VARCHAR, df BIGINT, occurrences BIGINT,
-    slots INTEGER, constant_tokens INTEGER, sites BIGINT, max_slot INTEGER, fillers VARCHAR);
+    slots INTEGER, constant_tokens INTEGER, sites BIGINT, max_slot INTEGER, fillers VARCHAR, block_id INTEGER);
 CREATE TABLE IF NOT EXISTS run_template_occurrences(
     run_id BIGINT, template_id INTEGER, doc_index INTEGER, token_start INTEGER, token_end INTEGER,
+    char_start INTEGER, char_end INTEGER);
+CREATE TABLE IF NOT EXISTS run_blocks(
+    run_id BIGINT, block_id INTEGER, text VARCHAR, phrases BIGINT, documents BIGINT, sites BIGINT,
+    covered_tokens BIGINT, share DOUBLE);
+CREATE TABLE IF NOT EXISTS run_block_spans(
+    run_id BIGINT, block_id INTEGER, doc_index INTEGER, token_start INTEGER, token_end INTEGER,
     char_start INTEGER, char_end INTEGER);
 CREATE SEQUENCE IF NOT EXISTS dedup_ids START 1;
 CREATE TABLE IF NOT EXISTS dedup_runs(
@@ -92,7 +99,8 @@ CHECKPOINT_BYTES = 256 << 20
 
 #: The tables of a store; a file holding any other table is not ours.
 TABLES = ("snapshots", "documents", "vocabulary", "runs", "run_phrases", "run_occurrences",
-          "run_documents", "run_spans", "run_templates", "run_template_occurrences", "dedup_runs",
+          "run_documents", "run_spans", "run_templates", "run_template_occurrences", "run_blocks",
+          "run_block_spans", "dedup_runs",
           "dedup_clusters", "dedup_pairs", "decisions", "boilerscope_meta")
 
 def _storage_failure(message: str) -> bool:
@@ -120,10 +128,15 @@ def _schema_columns() -> dict[str, list[str]]:
 _SCHEMA_COLUMNS = None
 
 #: Layouts of earlier versions, migrated when the store is opened for writing.
-LEGACY_COLUMNS = {"decisions": ["phrase", "decision", "note", "updated"]}
+LEGACY_COLUMNS = {"decisions": ["phrase", "decision", "note", "updated"],
+                  "snapshots": ["snapshot_id", "source", "documents", "tokens", "sites", "vocabulary", "created"],
+                  "run_phrases": ["run_id", "phrase_id", "phrase", "length", "df", "occurrences", "sites", "psi",
+                                  "maximal", "first_pos"],
+                  "run_templates": ["run_id", "template_id", "template", "df", "occurrences", "slots",
+                                    "constant_tokens", "sites", "max_slot", "fillers"]}
 
 RUN_TABLES = ("run_phrases", "run_occurrences", "run_documents", "run_spans", "run_templates",
-              "run_template_occurrences")
+              "run_template_occurrences", "run_blocks", "run_block_spans")
 ARRAY_NAMES = ("tokens", "doc_offsets", "span_start", "span_end")
 DECISIONS = ("noise", "keep", "unsure")
 
@@ -201,6 +214,14 @@ class Store:
                 cur.execute("DROP TABLE decisions_v0")
 
             self._write(write)
+        added = {"snapshots": "replaced_payloads BIGINT DEFAULT 0",  # issue 29: 0 for older snapshots
+                 "run_phrases": "block_id INTEGER", "run_templates": "block_id INTEGER"}  # issue 24: NULL before
+        for table, column in added.items():
+            have = [r[0] for r in self.con.execute(
+                "SELECT column_name FROM information_schema.columns WHERE table_name = ?"
+                " AND table_catalog = current_database() ORDER BY ordinal_position", [table]).fetchall()]
+            if have == LEGACY_COLUMNS[table]:
+                self._write(lambda cur, t=table, c=column: cur.execute(f"ALTER TABLE {t} ADD COLUMN {c}"))
 
     def _connect(self, read_only: bool):
         try:
@@ -420,10 +441,10 @@ class Store:
             cur.execute("INSERT INTO vocabulary SELECT ? AS snapshot_id, * FROM _vocab", [sid])
             cur.unregister("_vocab")
             cur.execute(
-                "INSERT INTO snapshots(snapshot_id, source, documents, tokens, sites, vocabulary)"
-                " VALUES (?, ?, ?, ?, ?, ?)",
+                "INSERT INTO snapshots(snapshot_id, source, documents, tokens, sites, vocabulary, replaced_payloads)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?)",
                 [sid, reader.origin, reader.n_docs, reader.n_tokens, reader.n_sites,
-                 len(reader.vocab)])
+                 len(reader.vocab), int(getattr(reader, "replaced_payloads", 0))])
             final = os.path.join(self.arrays_root, sid)
             if os.path.exists(final):
                 shutil.rmtree(final)
@@ -436,6 +457,7 @@ class Store:
             with contextlib.suppress(BoilerscopeError, duckdb.Error):
                 self._write(lambda cur: cur.execute("DELETE FROM documents WHERE snapshot_id = ?", [tmp_id]))
 
+        limit = self._bounded_buffer_pool()
         try:
             writers["doc_offsets"].append(np.zeros(1, np.int64))
             for chunk in reader.chunks():
@@ -459,6 +481,20 @@ class Store:
                                        f"({exc.strerror or exc}); nothing was stored: free some disk "
                                        "space or use another {db}", "db") from None
             raise
+        finally:
+            with contextlib.suppress(duckdb.Error):
+                self.con.execute(f"SET memory_limit = '{limit}'")
+
+    def _bounded_buffer_pool(self) -> str:
+        """Cap DuckDB's buffer pool for an ingest (it keeps every block it
+        wrote cached, up to 80% of RAM, so memory would grow with the input);
+        returns the limit to restore.  Never raises the limit."""
+        cur = self.con.cursor()
+        before = cur.execute("SELECT current_setting('memory_limit')").fetchone()[0]
+        if _setting_bytes(before) > _setting_bytes(INGEST_DUCKDB_MEMORY):
+            cur.execute(f"SET memory_limit = '{INGEST_DUCKDB_MEMORY}'")
+        return before
+
 
     def arrays(self, snapshot_id: str) -> SnapshotArrays:
         folder = os.path.join(self.arrays_root, snapshot_id)
@@ -491,6 +527,15 @@ class Store:
         df = self.query("SELECT * FROM documents WHERE snapshot_id = ? AND doc_index = ?",
                         [snapshot_id, doc_index])
         return df.row(0, named=True) if df.height else None
+
+    def texts(self, snapshot_id: str, doc_indexes) -> dict[int, str]:
+        """doc_index -> text (empty for a null text) of the given documents."""
+        wanted = sorted({int(i) for i in doc_indexes})
+        if not wanted:
+            return {}
+        df = self.query("SELECT doc_index, coalesce(text, '') AS text FROM documents WHERE snapshot_id = ?"
+                        " AND doc_index IN (SELECT unnest(?::INTEGER[]))", [snapshot_id, wanted])
+        return dict(zip(df["doc_index"].to_list(), df["text"].to_list()))
 
     # -- runs --------------------------------------------------------------
     def add_run(self, snapshot_id: str, sigma: int, min_len: int, algo: str,
@@ -624,3 +669,15 @@ class Store:
             "SELECT phrase, decision, note, updated, scope FROM decisions WHERE scope IN (?, ?)"
             " QUALIFY row_number() OVER (PARTITION BY phrase ORDER BY scope = ?) = 1 ORDER BY phrase",
             [ALL_SNAPSHOTS, snapshot_id, ALL_SNAPSHOTS])
+
+
+def _setting_bytes(text: str) -> float:
+    """A DuckDB memory setting ('18.8 GiB', '1GB', '512 bytes') in bytes."""
+    num = text.strip().rstrip("BbiIytesS ").rstrip("KMGTkmgt ")
+    unit = text.strip()[len(num):].strip().lower()
+    scale = {"": 1, "bytes": 1, "kb": 1e3, "mb": 1e6, "gb": 1e9, "tb": 1e12, "kib": 2 ** 10, "mib": 2 ** 20,
+             "gib": 2 ** 30, "tib": 2 ** 40, "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12}
+    try:
+        return float(num) * scale.get(unit, 1)
+    except ValueError:
+        return float("inf")

@@ -36,6 +36,7 @@ class RunSummary:
     tokens: int
     covered_tokens: int
     phrases: int
+    blocks: int | None = None
     version: str = ""
     tool: str = "boilerscope"
     run_id: int | None = None
@@ -56,7 +57,7 @@ class RunSummary:
     #: The order of the keys in summary.json.
     ORDER = ("tool", "version", "engine", "master", "snapshot_id", "run_id", "sigma", "sigma_given", "min_len",
              "algo", "algo_used", "algo_choice", "documents", "tokens", "covered_tokens", "coverage", "phrases",
-             "filters", "workers", "filter_bytes", "explaining_phrases", "compile_seconds", "memory", "spark",
+             "blocks", "filters", "workers", "filter_bytes", "explaining_phrases", "compile_seconds", "memory", "spark",
              "templates", "seconds", "peak_rss_bytes")
 
     @property

@@ -307,3 +307,114 @@ def labelled_runs(phrase: list[bool], ranges: list[tuple[int, int]], doc_lengths
             i = j
         at += length
     return kinds, runs
+
+
+def blocks(docs: list[list], sigma: int, min_len: int, templates=()):
+    """Boilerplate blocks (engine/blocks.py, definition v2), literally.
+
+    ``templates``: (doc, start, end, template_id, df) occurrences.  Returns a
+    dict: ``blocks`` (list of sets of (doc, position), in block order),
+    ``spans`` (doc, start, end, block) maximal stretches of one block,
+    ``documents`` and ``reps`` ((doc, start, end)) per block, ``covered``."""
+    L = min_len
+    # 1. windows: (doc, start, end, key, df)
+    gram_docs = defaultdict(set)
+    for d, toks in enumerate(docs):
+        for s in range(len(toks) - L + 1):
+            gram_docs[tuple(toks[s:s + L])].add(d)
+    windows = []
+    for d, toks in enumerate(docs):
+        for s in range(len(toks) - L + 1):
+            g = tuple(toks[s:s + L])
+            if len(gram_docs[g]) >= sigma:
+                windows.append((d, s, s + L, ("gram", g), len(gram_docs[g])))
+    tpl = [(d, a, e, ("template", tid), df) for d, a, e, tid, df in templates]
+    windows += tpl
+    covered = {(d, p) for d, a, e, _, _ in windows for p in range(a, e)}
+
+    # 2. level of a token, strength of a junction
+    def m(d, t):
+        return max(df for dd, a, e, _, df in windows if dd == d and a <= t < e)
+
+    def b(d, t):
+        return max([df for dd, a, e, _, df in windows if dd == d and a <= t - 1 and t < e], default=0)
+
+    def tied(d, t):
+        return any(dd == d and a <= t - 1 and t < e for dd, a, e, _, _ in tpl)
+
+    def keys(d, lo, hi):
+        return {k for dd, a, e, k, _ in windows if dd == d and lo <= a and e <= hi}
+
+    # 3-5. runs, cuts, keyless pieces joining a neighbour (simultaneous rounds)
+    pieces = []  # (doc, start, end)
+    for d, toks in enumerate(docs):
+        p = 0
+        while p < len(toks):
+            if (d, p) not in covered:
+                p += 1
+                continue
+            lo = p
+            while p < len(toks) and (d, p) in covered:
+                p += 1
+            hi = p
+            cuts = [t for t in range(lo + 1, hi)
+                    if 2 * b(d, t) <= max(m(d, t - 1), m(d, t)) and not tied(d, t)]
+            while True:
+                edges = [lo] + cuts + [hi]
+                drop = set()
+                for i in range(len(edges) - 1):
+                    if keys(d, edges[i], edges[i + 1]):
+                        continue
+                    left = edges[i] if i > 0 else None
+                    right = edges[i + 1] if i + 1 < len(edges) - 1 else None
+                    assert left is not None or right is not None, "a keyless run"
+                    if left is not None and (right is None or b(d, left) >= b(d, right)):
+                        drop.add(left)
+                    else:
+                        drop.add(right)
+                if not drop:
+                    break
+                cuts = [t for t in cuts if t not in drop]
+            pieces += [(d, edges[i], edges[i + 1]) for i in range(len(edges) - 1)]
+
+    # 6. components of pieces sharing a key
+    pkeys = [keys(*pc) for pc in pieces]
+    groups = [[{i}, set(pkeys[i])] for i in range(len(pieces))]
+    merged = True
+    while merged:
+        merged = False
+        for i in range(len(groups)):
+            for j in range(i + 1, len(groups)):
+                if groups[i][1] & groups[j][1]:
+                    groups[i][0] |= groups[j][0]
+                    groups[i][1] |= groups[j][1]
+                    del groups[j]
+                    merged = True
+                    break
+            if merged:
+                break
+    found = [{(pieces[i][0], p) for i in g for p in range(pieces[i][1], pieces[i][2])} for g, _ in groups]
+    found.sort(key=lambda s: (-len(s), min(s)))
+    block_of = {t: k for k, s in enumerate(found) for t in s}
+    spans = []
+    for d, toks in enumerate(docs):
+        p = 0
+        while p < len(toks):
+            if (d, p) not in block_of:
+                p += 1
+                continue
+            a = p
+            while p < len(toks) and block_of.get((d, p)) == block_of[(d, a)]:
+                p += 1
+            spans.append((d, a, p, block_of[(d, a)]))
+    reps = []
+    for k in range(len(found)):
+        mine_ = [(d, a, e) for d, a, e, kk in spans if kk == k]
+        count = defaultdict(int)
+        for d, a, e in mine_:
+            count[tuple(docs[d][a:e])] += 1
+        best = max(mine_, key=lambda x: (count[tuple(docs[x[0]][x[1]:x[2]])], x[2] - x[1],
+                                         (-x[0], -x[1])))
+        reps.append(best)
+    return dict(blocks=found, spans=spans, documents=[len({d for d, _ in s}) for s in found], reps=reps,
+                covered=covered)

@@ -11,6 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from engine.store import Store
+from tests import naive
 from tests.support import EXAMPLE, assert_one_line_error, snapshot
 
 
@@ -21,8 +22,19 @@ def test_mine_writes_the_contract_files(cli, tmp_path):
     res = tmp_path / "res"
     phrases = pl.read_parquet(res / "phrases.parquet")
     assert phrases.schema == {"phrase": pl.String, "length": pl.Int32, "df": pl.Int64,
-                              "occurrences": pl.Int64, "sites": pl.Int64, "psi": pl.Int64}
-    assert phrases.rows() == [("доставка бесплатно при заказе от 3000 рублей", 7, 3, 3, 2, 21)]
+                              "occurrences": pl.Int64, "sites": pl.Int64, "psi": pl.Int64, "block_id": pl.Int32}
+    assert phrases.rows() == [("доставка бесплатно при заказе от 3000 рублей", 7, 3, 3, 2, 21, 0)]
+    # one block, its text as written (casing and punctuation of its first occurrence's document)
+    blocks = pl.read_parquet(res / "blocks.parquet")
+    assert blocks.schema == {"block_id": pl.Int32, "text": pl.String, "phrases": pl.Int64, "documents": pl.Int64,
+                             "sites": pl.Int64, "covered_tokens": pl.Int64, "share": pl.Float64}
+    (text,) = blocks["text"].to_list()
+    assert text.lower() != text and naive.tokenize(text)[0] == "доставка бесплатно при заказе от 3000 рублей".split()
+    # "доставка бесплатно" alone (df 4) in the last document is part of it: 23 covered tokens, as the run's
+    assert blocks.select("block_id", "phrases", "documents", "sites", "covered_tokens").rows() == [(0, 1, 4, 2, 23)]
+    spans = pl.read_parquet(res / "block_spans.parquet")
+    assert spans.columns == ["block_id", "doc_id", "start", "end", "char_start", "char_end"]
+    assert spans["doc_id"].to_list() == [0, 1, 2, 3] and (spans["end"] - spans["start"]).to_list() == [7, 7, 7, 2]
     docs = pl.read_parquet(res / "documents.parquet")
     assert docs.columns == ["doc_id", "site", "url", "n_tokens", "covered_tokens", "contamination"]
     assert docs["covered_tokens"].to_list() == [7, 7, 7, 2]

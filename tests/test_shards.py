@@ -8,6 +8,7 @@ store as it was.
 import os
 
 import numpy as np
+import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -211,6 +212,29 @@ def test_wet_payloads_that_are_not_utf8_are_replaced_and_counted(tmp_path):
     parts = list(reader.chunks())
     assert reader.replaced_payloads == 1 and reader.n_docs == 2
     assert sum(c.n_tokens.sum() for c in parts) > 0
+    # the count is in the snapshot's row of the store
+    import engine
+    with engine.connect(str(tmp_path / "s.duckdb")) as bs:
+        snap = bs.ingest(str(tmp_path / "x.warc.wet.gz"))
+        assert snap.replaced_payloads == 1
+        assert bs.snapshots().filter(pl.col("snapshot_id") == snap.snapshot_id)["replaced_payloads"].to_list() == [1]
+
+
+def test_a_store_from_before_the_replaced_payloads_column_is_migrated(tmp_path):
+    """A store whose snapshots table predates ``replaced_payloads`` (no format
+    marker either) is recognised, and the column is added with 0."""
+    import duckdb
+    import engine
+    db = str(tmp_path / "old.duckdb")
+    with engine.connect(db) as bs:
+        pq.write_table(pa.table({"text": ["a b c", "b c d"]}), tmp_path / "p.parquet")
+        bs.ingest(str(tmp_path / "p.parquet"))
+    con = duckdb.connect(db)
+    con.execute("ALTER TABLE snapshots DROP COLUMN replaced_payloads")
+    con.execute("DROP TABLE boilerscope_meta")
+    con.close()
+    with engine.connect(db) as bs:
+        assert bs.snapshots()["replaced_payloads"].to_list() == [0]
 
 
 def test_bad_wet_files_are_one_line_and_store_nothing(tmp_path, cli):

@@ -99,7 +99,13 @@ def test_mine_templates_writes_the_contract_files(cli, tmp_path):
     assert status == 0, err
     tpl = pl.read_parquet(tmp_path / "res" / "templates.parquet")
     assert tpl.columns == ["template_id", "template", "df", "occurrences", "slots", "constant_tokens", "sites",
-                           "fillers"]
+                           "fillers", "block_id"]
+    # every template is in a block; the blocks hold the run's covered tokens (phrases and templates)
+    blocks = pl.read_parquet(tmp_path / "res" / "blocks.parquet")
+    assert tpl["block_id"].null_count() == 0 and tpl["block_id"].max() < blocks.height
+    summary = json.loads((tmp_path / "res" / "summary.json").read_text())
+    assert blocks["covered_tokens"].sum() == summary["covered_tokens"] == summary["templates"][
+        "covered_tokens_with_templates"]
     planted_text = "posted by * on * march * leave a comment share on facebook twitter"
     row = tpl.filter(pl.col("template") == planted_text)
     assert row.height == 1 and row["df"][0] == 60 and row["slots"][0] == 3 and row["sites"][0] == 3

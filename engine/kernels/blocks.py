@@ -1,0 +1,502 @@
+"""Boilerplate-block kernels (:mod:`engine.blocks` holds the definition).
+
+Every kernel is a pure function over numpy arrays.  Positions are global
+token positions (``doc_offsets[d] + token``) unless a name says otherwise.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from ..config import NJIT
+from .hashing import mix64
+
+POLY = np.uint64(0x9E3779B97F4A7C15)
+
+
+@njit(**NJIT)
+def gram_hashes(tokens, doc_offsets, L, within, use_within):
+    """A 64-bit hash of the L-gram starting at each position (a polynomial
+    rolling hash, finalised by ``mix64``), and whether an L-gram starts there:
+    it fits in its document and, when ``use_within``, all its tokens are True
+    in ``within``.  O(tokens)."""
+    n = tokens.shape[0]
+    h = np.zeros(n, np.uint64)
+    ok = np.zeros(n, np.bool_)
+    top = np.uint64(1)
+    for _ in range(L - 1):
+        top *= POLY
+    run = 0  # length of the current run of ``within`` tokens
+    for d in range(doc_offsets.shape[0] - 1):
+        a = doc_offsets[d]
+        e = doc_offsets[d + 1]
+        if e - a < L:
+            continue
+        x = np.uint64(0)
+        for p in range(a, a + L - 1):
+            x = x * POLY + np.uint64(tokens[p] + 1)
+        run = 0
+        if use_within:
+            for p in range(a, a + L - 1):
+                run = run + 1 if within[p] else 0
+        for s in range(a, e - L + 1):
+            q = s + L - 1
+            x = x * POLY + np.uint64(tokens[q] + 1)
+            if use_within:
+                run = run + 1 if within[q] else 0
+                good = run >= L
+            else:
+                good = True
+            if good:
+                h[s] = mix64(x)
+                ok[s] = True
+            x -= np.uint64(tokens[s] + 1) * top
+    return h, ok
+
+
+@njit(**NJIT)
+def doc_count_filter(h, ok, doc_offsets, sigma, bits):
+    """Clear ``ok`` at the L-grams that cannot have df >= sigma: per hash
+    bucket (the low ``bits`` bits), the number of distinct documents holding
+    any L-gram of the bucket bounds the df of each of them.  Exact: only
+    L-grams with df < sigma are dropped.  One int64 per bucket packs the
+    last document seen (high bits) and the count (low 31 bits)."""
+    size = np.int64(1) << bits
+    mask = np.uint64(size - 1)
+    low = (np.int64(1) << 31) - 1  # the count field
+    cell = np.full(size, -1 << 31, np.int64)  # document -1, count 0
+    for d in range(doc_offsets.shape[0] - 1):
+        dd = np.int64(d)
+        for s in range(doc_offsets[d], doc_offsets[d + 1]):
+            if ok[s]:
+                k = np.int64(h[s] & mask)
+                c = cell[k]
+                if (c >> 31) != dd:
+                    cell[k] = (dd << 31) | ((c & low) + 1)
+    kept = 0
+    for s in range(h.shape[0]):
+        if ok[s]:
+            if (cell[np.int64(h[s] & mask)] & low) < sigma:
+                ok[s] = False
+            else:
+                kept += 1
+    return kept
+
+
+@njit(**NJIT)
+def frequent_windows(pos, gid, gdf, sigma):
+    """The windows: the grouped L-grams with df >= sigma, their df and a key
+    per distinct L-gram (0 .. in order of first occurrence)."""
+    key = np.full(gdf.shape[0], -1, np.int64)
+    nk = 0
+    n = 0
+    for i in range(pos.shape[0]):
+        if gdf[gid[i]] >= sigma:
+            n += 1
+    ws = np.empty(n, np.int64)
+    wdf = np.empty(n, np.int64)
+    wk = np.empty(n, np.int64)
+    j = 0
+    for i in range(pos.shape[0]):
+        g = gid[i]
+        if gdf[g] >= sigma:
+            if key[g] == -1:
+                key[g] = nk
+                nk += 1
+            ws[j] = pos[i]
+            wdf[j] = gdf[g]
+            wk[j] = key[g]
+            j += 1
+    return ws, wdf, wk, nk
+
+
+@njit(**NJIT)
+def group_grams(tokens, doc_offsets, h, ok, L, n_ok):
+    """Group the L-grams at the ``ok`` positions by their text, exactly: an
+    open-addressing table keyed by the hash, every match verified token by
+    token against the group's first occurrence (a hash is never trusted).
+
+    Returns the positions (ascending), their group ids (numbered by first
+    occurrence) and each group's document frequency."""
+    size = 1
+    while size < 2 * n_ok + 2:
+        size *= 2
+    mask = np.uint64(size - 1)
+    table = np.full(size, -1, np.int64)
+    gpos = np.empty(n_ok, np.int64)
+    ghash = np.empty(n_ok, np.uint64)
+    gdf = np.zeros(n_ok, np.int64)
+    glast = np.empty(n_ok, np.int64)
+    pos = np.empty(n_ok, np.int64)
+    gid = np.empty(n_ok, np.int64)
+    ng = 0
+    i = 0
+    for d in range(doc_offsets.shape[0] - 1):
+        for s in range(doc_offsets[d], doc_offsets[d + 1]):
+            if not ok[s]:
+                continue
+            x = h[s]
+            k = np.int64(x & mask)
+            while True:
+                g = table[k]
+                if g == -1:
+                    g = ng
+                    ng += 1
+                    table[k] = g
+                    gpos[g] = s
+                    ghash[g] = x
+                    glast[g] = -1
+                    break
+                if ghash[g] == x:
+                    r = gpos[g]
+                    same = True
+                    for j in range(L):
+                        if tokens[r + j] != tokens[s + j]:
+                            same = False
+                            break
+                    if same:
+                        break
+                k = (k + 1) & np.int64(mask)
+            if glast[g] != d:
+                glast[g] = d
+                gdf[g] += 1
+            pos[i] = s
+            gid[i] = g
+            i += 1
+    return pos, gid, gdf[:ng]
+
+
+@njit(**NJIT)
+def levels(n, L, w_start, w_df, t_start, t_end, t_df):
+    """Per position: the level m (largest df of a window holding it, 0 when
+    uncovered); per boundary t (between t-1 and t): the strength b (largest df
+    of a window holding both) and ``tied`` (inside a template occurrence);
+    per position: the smallest end of a window starting there or later
+    (``minend``, to test whether a span holds a whole window).
+
+    L-gram windows: b(t) is the largest df of a window starting in
+    [t-L+1, t-1], a sliding maximum of width L-1 (van Herk / Gil-Werman:
+    prefix and suffix maxima per block of L-1 positions, O(n)), and
+    m(t) = max(b(t), df of the window starting at t).  Template windows:
+    O(template tokens)."""
+    x = np.zeros(n, np.int32)
+    minend = np.full(n + 1, n + 1, np.int64)
+    for i in range(w_start.shape[0]):
+        x[w_start[i]] = w_df[i]
+        minend[w_start[i]] = w_start[i] + L
+    b = np.zeros(n + 1, np.int32)
+    m = np.empty(n, np.int32)
+    w = L - 1
+    if w > 0 and n > 0:
+        suf = np.empty(n, np.int32)  # max of x from i to the end of i's block of w
+        last = n - 1
+        blk_end = (last // w) * w  # the last block starts here
+        for i in range(n - 1, -1, -1):
+            if i == last or i + 1 == blk_end:
+                suf[i] = x[i]
+                if i + 1 == blk_end:
+                    blk_end -= w
+            else:
+                suf[i] = max(suf[i + 1], x[i])
+        pre = np.int32(0)  # max of x from the start of t-1's block to t-1
+        k = 0  # position of t-1 in its block
+        for t in range(1, n + 1):
+            if k == 0:
+                pre = x[t - 1]
+            elif x[t - 1] > pre:
+                pre = x[t - 1]
+            k += 1
+            if k == w:
+                k = 0
+            v = pre
+            if t - w >= 0 and suf[t - w] > v:
+                v = suf[t - w]
+            b[t] = v
+    for p in range(n):
+        m[p] = x[p] if x[p] > b[p] else b[p]
+    tie = np.zeros(n + 1, np.int32)
+    for i in range(t_start.shape[0]):
+        a = t_start[i]
+        e = t_end[i]
+        v = np.int32(t_df[i])
+        if e < minend[a]:
+            minend[a] = e
+        for p in range(a, e):
+            if v > m[p]:
+                m[p] = v
+        for t in range(a + 1, e):
+            if v > b[t]:
+                b[t] = v
+        tie[a + 1] += 1
+        tie[e] -= 1
+    tied = np.zeros(n + 1, np.bool_)
+    run = 0
+    for t in range(n + 1):
+        run += tie[t]
+        tied[t] = run > 0
+    for p in range(n - 1, -1, -1):
+        if minend[p + 1] < minend[p]:
+            minend[p] = minend[p + 1]
+    return m, b, tied, minend
+
+
+@njit(**NJIT)
+def pieces(doc_offsets, m, b, tied, minend):
+    """Rules 3 and 5: cut the runs of covered tokens, then join keyless pieces.
+
+    A boundary t inside a run is cut when 2 b(t) <= max(m(t-1), m(t)) and
+    it is not tied.  Then, in rounds until every piece of the run has a key
+    (a window wholly inside, ``minend[start] <= end``), every keyless piece
+    drops the boundary it shares with a neighbour in the run, the one with
+    the larger b (the left one on ties); all drops of a round at once.
+
+    Returns the start and end (global, end exclusive) of every piece, in
+    position order, and the number of rounds of the longest join."""
+    n = m.shape[0]
+    cap = 16
+    ps = np.empty(cap, np.int64)
+    pe = np.empty(cap, np.int64)
+    npc = 0
+    cuts = np.empty(n + 1, np.int64)
+    keep = np.empty(n + 1, np.bool_)
+    most = 0
+    for d in range(doc_offsets.shape[0] - 1):
+        p = doc_offsets[d]
+        end = doc_offsets[d + 1]
+        while p < end:
+            if m[p] == 0:
+                p += 1
+                continue
+            lo = p
+            while p < end and m[p] > 0:
+                p += 1
+            hi = p
+            k = 0
+            cuts[k] = lo
+            k += 1
+            for t in range(lo + 1, hi):
+                left = m[t - 1]
+                right = m[t]
+                top = left if left > right else right
+                if 2 * np.int64(b[t]) <= top and not tied[t]:
+                    cuts[k] = t
+                    k += 1
+            cuts[k] = hi  # cuts[0] and cuts[k] are the run's ends
+            rounds = 0
+            while True:
+                for i in range(k + 1):
+                    keep[i] = True
+                changed = False
+                for i in range(k):  # piece i is [cuts[i], cuts[i + 1])
+                    if minend[cuts[i]] <= cuts[i + 1]:
+                        continue
+                    has_l = i > 0
+                    has_r = i + 1 < k
+                    if has_l and (not has_r or b[cuts[i]] >= b[cuts[i + 1]]):
+                        keep[i] = False
+                    else:
+                        keep[i + 1] = False
+                    changed = True
+                if not changed:
+                    break
+                rounds += 1
+                j = 0
+                for i in range(k + 1):
+                    if keep[i]:
+                        cuts[j] = cuts[i]
+                        j += 1
+                k = j - 1
+            if rounds > most:
+                most = rounds
+            if npc + k > cap:
+                while npc + k > cap:
+                    cap *= 2
+                ps2 = np.empty(cap, np.int64)
+                pe2 = np.empty(cap, np.int64)
+                ps2[:npc] = ps[:npc]
+                pe2[:npc] = pe[:npc]
+                ps = ps2
+                pe = pe2
+            for i in range(k):
+                ps[npc] = cuts[i]
+                pe[npc] = cuts[i + 1]
+                npc += 1
+    return ps[:npc].copy(), pe[:npc].copy(), most
+
+
+@njit(**NJIT)
+def find_root(parent, x):
+    while parent[x] != x:
+        parent[x] = parent[parent[x]]
+        x = parent[x]
+    return x
+
+
+@njit(**NJIT)
+def link_pieces(ps, pe, w_start, w_end, w_key, n_keys):
+    """Rule 6: union-find over pieces, two pieces joined when they hold a
+    whole window of the same key.  Windows sorted by start.  Returns each
+    piece's root."""
+    npc = ps.shape[0]
+    parent = np.arange(npc)
+    first = np.full(n_keys, -1, np.int64)
+    j = 0
+    for i in range(w_start.shape[0]):
+        a = w_start[i]
+        while j < npc and pe[j] <= a:
+            j += 1
+        if j == npc:
+            break
+        if a < ps[j] or w_end[i] > pe[j]:
+            continue
+        key = w_key[i]
+        f = first[key]
+        if f == -1:
+            first[key] = j
+        else:
+            r1 = find_root(parent, f)
+            r2 = find_root(parent, j)
+            if r1 != r2:
+                if r1 < r2:
+                    parent[r2] = r1
+                else:
+                    parent[r1] = r2
+    for i in range(npc):
+        parent[i] = find_root(parent, i)
+    return parent
+
+
+@njit(**NJIT)
+def merge_spans(ps, pe, pdoc, pblock):
+    """Adjacent pieces of one block in one document become one span."""
+    npc = ps.shape[0]
+    ss = np.empty(npc, np.int64)
+    se = np.empty(npc, np.int64)
+    sd = np.empty(npc, np.int64)
+    sb = np.empty(npc, np.int64)
+    k = 0
+    for i in range(npc):
+        if k > 0 and se[k - 1] == ps[i] and sd[k - 1] == pdoc[i] and sb[k - 1] == pblock[i]:
+            se[k - 1] = pe[i]
+        else:
+            ss[k] = ps[i]
+            se[k] = pe[i]
+            sd[k] = pdoc[i]
+            sb[k] = pblock[i]
+            k += 1
+    return ss[:k].copy(), se[:k].copy(), sd[:k].copy(), sb[:k].copy()
+
+
+@njit(**NJIT)
+def block_stats(tokens, ss, se, sd, sb, n_blocks):
+    """Per block: distinct documents and the representative span (the most
+    frequent span text; ties: the longest, then the first).  Spans are in
+    position order.  Texts are grouped by hash and verified token by token."""
+    ns = ss.shape[0]
+    docs = np.zeros(n_blocks, np.int64)
+    lastd = np.full(n_blocks, -1, np.int64)
+    size = 1
+    while size < 2 * ns + 2:
+        size *= 2
+    mask = np.uint64(size - 1)
+    table = np.full(size, -1, np.int64)
+    grep = np.empty(ns, np.int64)  # first span of each text group
+    ghash = np.empty(ns, np.uint64)
+    gcount = np.zeros(ns, np.int64)
+    ng = 0
+    for i in range(ns):
+        blk = sb[i]
+        if lastd[blk] != sd[i]:
+            lastd[blk] = sd[i]
+            docs[blk] += 1
+        x = np.uint64(se[i] - ss[i]) * POLY + np.uint64(blk)
+        for p in range(ss[i], se[i]):
+            x = x * POLY + np.uint64(tokens[p] + 1)
+        x = mix64(x)
+        k = np.int64(x & mask)
+        while True:
+            g = table[k]
+            if g == -1:
+                g = ng
+                ng += 1
+                table[k] = g
+                grep[g] = i
+                ghash[g] = x
+                break
+            if ghash[g] == x:
+                r = grep[g]
+                if sb[r] == blk and se[r] - ss[r] == se[i] - ss[i]:
+                    same = True
+                    for j in range(se[i] - ss[i]):
+                        if tokens[ss[r] + j] != tokens[ss[i] + j]:
+                            same = False
+                            break
+                    if same:
+                        break
+            k = (k + 1) & np.int64(mask)
+        gcount[g] += 1
+    best = np.full(n_blocks, -1, np.int64)
+    for g in range(ng):  # groups in order of first span: the first wins ties
+        r = grep[g]
+        blk = sb[r]
+        c = best[blk]
+        if c == -1:
+            best[blk] = g
+            continue
+        rc = grep[c]
+        if gcount[g] > gcount[c] or (gcount[g] == gcount[c] and se[r] - ss[r] > se[rc] - ss[rc]):
+            best[blk] = g
+    rep = np.empty(n_blocks, np.int64)
+    for blk in range(n_blocks):
+        rep[blk] = grep[best[blk]]
+    return docs, rep
+
+
+@njit(**NJIT)
+def block_of_groups(ss, se, sb, n_blocks, order, group_lo, group_hi, r_start, r_end):
+    """For each group of ranges (``order[group_lo[g]:group_hi[g]]`` index the
+    ranges ``[r_start, r_end)``, global): the block holding most of their
+    tokens, ties to the smaller id; -1 when no token is covered.  Spans
+    sorted by start, disjoint."""
+    ng = group_lo.shape[0]
+    out = np.full(ng, -1, np.int64)
+    count = np.zeros(n_blocks, np.int64)
+    touched = np.empty(n_blocks, np.int64)
+    ns = ss.shape[0]
+    for g in range(ng):
+        nt = 0
+        for q in range(group_lo[g], group_hi[g]):
+            r = order[q]
+            a = r_start[r]
+            e = r_end[r]
+            # first span ending after a
+            lo = 0
+            hi = ns
+            while lo < hi:
+                mid = (lo + hi) // 2
+                if se[mid] <= a:
+                    lo = mid + 1
+                else:
+                    hi = mid
+            i = lo
+            while i < ns and ss[i] < e:
+                x = ss[i] if ss[i] > a else a
+                y = se[i] if se[i] < e else e
+                if y > x:
+                    blk = sb[i]
+                    if count[blk] == 0:
+                        touched[nt] = blk
+                        nt += 1
+                    count[blk] += y - x
+                i += 1
+        bestb = -1
+        bestc = 0
+        for j in range(nt):
+            blk = touched[j]
+            c = count[blk]
+            if c > bestc or (c == bestc and blk < bestb):
+                bestb = blk
+                bestc = c
+            count[blk] = 0
+        out[g] = bestb
+    return out
