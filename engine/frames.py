@@ -42,13 +42,24 @@ def with_block_ids(frame: pl.DataFrame, ids: np.ndarray) -> pl.DataFrame:
         pl.when(pl.col("block_id") >= 0).then(pl.col("block_id")).otherwise(None).cast(pl.Int32).alias("block_id"))
 
 
+def block_char_ranges(blocks, doc_offsets, span_start, span_end):
+    """Each block's representative span in characters of its document's
+    text: (doc_index, char_start, char_end)."""
+    doc_offsets = np.asarray(doc_offsets, np.int64)
+    r_start = doc_offsets[blocks.rep_doc] + blocks.rep_start
+    r_end = doc_offsets[blocks.rep_doc] + blocks.rep_end
+    if not r_start.shape[0]:
+        return blocks.rep_doc, np.zeros(0, np.int64), np.zeros(0, np.int64)
+    return blocks.rep_doc, np.asarray(span_start)[r_start].astype(np.int64), \
+        np.asarray(span_end)[r_end - 1].astype(np.int64)
+
+
 def block_frames(blocks, doc_offsets, span_start, span_end, doc_ids, sites: list, n_tokens: int,
-                 texts: dict, node_block: np.ndarray, node_max: np.ndarray):
+                 text: list, node_block: np.ndarray, node_max: np.ndarray):
     """The blocks of a run (:mod:`engine.blocks`) as files and store rows.
 
-    ``texts``: doc_index -> text of (at least) each block's representative
-    document: a block's ``text`` is its representative span as written
-    there (original casing and punctuation).  ``node_block`` / ``node_max``:
+    ``text``: each block's representative span as written in its document
+    (original casing and punctuation), cut at :func:`block_char_ranges`.  ``node_block`` / ``node_max``:
     each reported phrase's block and whether it is maximal (a block's
     ``phrases`` counts its maximal phrases).
 
@@ -70,10 +81,6 @@ def block_frames(blocks, doc_offsets, span_start, span_end, doc_ids, sites: list
     g_end = doc_offsets[blocks.piece_doc] + blocks.piece_end
     c_start = ss[g_start].astype(np.int32) if g_start.shape[0] else np.zeros(0, np.int32)
     c_end = se[g_end - 1].astype(np.int32) if g_start.shape[0] else np.zeros(0, np.int32)
-    r_start = doc_offsets[blocks.rep_doc] + blocks.rep_start
-    r_end = doc_offsets[blocks.rep_doc] + blocks.rep_end
-    text = [texts[int(d)][int(ss[a]):int(se[b - 1])]
-            for d, a, b in zip(blocks.rep_doc.tolist(), r_start.tolist(), r_end.tolist())]
     node_block = np.asarray(node_block, np.int64)
     counted = node_block[np.asarray(node_max, bool) & (node_block >= 0)]
     n_phrases = np.bincount(counted, minlength=nb).astype(np.int64) if nb else np.zeros(0, np.int64)

@@ -154,11 +154,12 @@ def mine_snapshot(st, sid: str, params: RunParams, *, results: ResultSet | None 
                                          doc_key=meta["doc_id"].to_numpy(), progress=report)
     else:
         blocks = find_blocks(tokens, doc_offsets, sigma, params.min_len, occurrences, progress=report,
-                             doc_key=meta["doc_id"].to_numpy())
+                             within=phrase_mask, doc_key=meta["doc_id"].to_numpy())
     node_block = F.node_blocks(blocks, doc_offsets, res)
     bfile, bspans, store_blocks, store_bspans = F.block_frames(
         blocks, doc_offsets, arrays.span_start, arrays.span_end, meta["doc_id"].to_numpy(), meta["site"].to_list(),
-        n_tokens, st.texts(sid, blocks.rep_doc), node_block, np.asarray(res.node_max, bool))
+        n_tokens, st.text_slices(sid, *F.block_char_ranges(blocks, doc_offsets, arrays.span_start, arrays.span_end)),
+        node_block, np.asarray(res.node_max, bool))
     timings["blocks"] = time.perf_counter() - t
 
     t = time.perf_counter()

@@ -332,31 +332,36 @@ def read_files(batches):
             row = 0
             for raw, _ in reader.file_tables(path):
                 names = raw.column_names
-                n = raw.num_rows
                 if "text" not in names:
                     msg = ("a 'tokens' column: the Spark engine reads text snapshots; mine it locally"
                            if "tokens" in names else f"no 'text' column (columns: {', '.join(names)})")
                     raise BoilerscopeError(f"{path} has {msg}")
-                replaced = np.zeros(n, np.int64)
-                if n:
-                    replaced[0] = reader.replaced_payloads
+                replaced_here = reader.replaced_payloads
                 reader.replaced_payloads = 0
+                # a batch per chunk of the table (a whole CSV is one table: its
+                # text may exceed the 2 GiB of one string array)
+                for batch in raw.to_batches(max_chunksize=8192):
+                    n = batch.num_rows
+                    replaced = np.zeros(n, np.int64)
+                    if n:
+                        replaced[0], replaced_here = replaced_here, 0
 
-                def col(name, kind):
-                    if name not in names:
-                        return pa.nulls(n, kind)
-                    try:
-                        return raw.column(name).cast(kind).combine_chunks()
-                    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-                        raise BoilerscopeError(f"{path}: column '{name}' holds {raw.column(name).type}, "
-                                               f"not {'integers' if kind == pa.int64() else 'strings'}") from None
-                yield pa.RecordBatch.from_arrays(
-                    [pa.array(np.full(n, rank, np.int64)), pa.array(np.arange(row, row + n, dtype=np.int64)),
-                     col("doc_id", pa.int64()), col("text", pa.string()), col("url", pa.string()),
-                     col("site", pa.string()), pa.array([",".join(sorted(names))] * n, pa.string()),
-                     pa.array(replaced)],
-                    names=["file", "row", "doc_id", "text", "url", "site", "columns", "replaced"])
-                row += n
+                    def col(name, kind, batch=batch, n=n):
+                        if name not in names:
+                            return pa.nulls(n, kind)
+                        column = batch.column(names.index(name))
+                        try:
+                            return column.cast(kind)
+                        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+                            raise BoilerscopeError(f"{path}: column '{name}' holds {column.type}, not "
+                                                   f"{'integers' if kind == pa.int64() else 'strings'}") from None
+                    yield pa.RecordBatch.from_arrays(
+                        [pa.array(np.full(n, rank, np.int64)), pa.array(np.arange(row, row + n, dtype=np.int64)),
+                         col("doc_id", pa.int64()), col("text", pa.string()), col("url", pa.string()),
+                         col("site", pa.string()), pa.array([",".join(sorted(names))] * n, pa.string()),
+                         pa.array(replaced)],
+                        names=["file", "row", "doc_id", "text", "url", "site", "columns", "replaced"])
+                    row += n
 
 
 def python_documents(spark, source: str, paths: list[str]):
@@ -384,7 +389,12 @@ def python_documents(spark, source: str, paths: list[str]):
         cols = r["lo"]
         if first is None:
             first = (paths[r["file"]], cols)
-        if r["lo"] != r["hi"] or cols != first[1]:
+        if r["lo"] != r["hi"]:
+            rows.unpersist()
+            raise BoilerscopeError(f"{paths[r['file']]}: its records have different fields "
+                                   f"({r['lo'].replace(',', ', ')} and {r['hi'].replace(',', ', ')}); "
+                                   "give every document the same fields")
+        if cols != first[1]:
             rows.unpersist()
             raise BoilerscopeError(f"{paths[r['file']]} has the columns {(r['hi'] or '').replace(',', ', ')} "
                                    f"but {first[0]} has {first[1].replace(',', ', ')}; "
@@ -601,7 +611,8 @@ def store_run(db: str, source: str, meta: pl.DataFrame, offsets, within, res, al
             doc_key=store_meta["doc_id"].to_numpy())
         bfile, bspans, store_blocks, store_bspans = frames.block_frames(
             blocks, store_offsets, arrays.span_start, arrays.span_end, store_meta["doc_id"].to_numpy(),
-            store_meta["site"].to_list(), int(tokens.shape[0]), st.texts(sid, blocks.rep_doc),
+            store_meta["site"].to_list(), int(tokens.shape[0]),
+            st.text_slices(sid, *frames.block_char_ranges(blocks, store_offsets, arrays.span_start, arrays.span_end)),
             allp["block_id"].fill_null(-1).to_numpy(), allp["maximal"].to_numpy())
         files = {**files, "blocks.parquet": bfile, "block_spans.parquet": bspans}
         summary.snapshot_id = sid

@@ -169,6 +169,8 @@ class Store:
         self.arrays_root = self.path + ".arrays"
         self.read_only = read_only
         self._write_lock = threading.Lock()
+        self._pool_lock = threading.Lock()
+        self._ingests = 0  # ingests running (the buffer pool is capped while any runs)
         folder = os.path.dirname(self.path)
         if "\x00" in path:
             raise BoilerscopeError("the store path holds a NUL byte; give a plain file name for {db}", "db")
@@ -201,7 +203,7 @@ class Store:
             self._clean_leftovers()
 
     def _migrate(self) -> None:
-        """Bring an earlier layout up to date (one transaction)."""
+        """Bring an earlier layout up to date (a transaction per change)."""
         cols = [r[0] for r in self.con.execute(
             "SELECT column_name FROM information_schema.columns WHERE table_name = 'decisions'"
             " AND table_catalog = current_database() ORDER BY ordinal_position").fetchall()]
@@ -457,8 +459,8 @@ class Store:
             with contextlib.suppress(BoilerscopeError, duckdb.Error):
                 self._write(lambda cur: cur.execute("DELETE FROM documents WHERE snapshot_id = ?", [tmp_id]))
 
-        limit = self._bounded_buffer_pool()
         try:
+            self._buffer_pool(capped=True)
             writers["doc_offsets"].append(np.zeros(1, np.int64))
             for chunk in reader.chunks():
                 add_chunk(chunk)
@@ -482,18 +484,21 @@ class Store:
                                        "space or use another {db}", "db") from None
             raise
         finally:
-            with contextlib.suppress(duckdb.Error):
-                self.con.execute(f"SET memory_limit = '{limit}'")
+            self._buffer_pool(capped=False)
 
-    def _bounded_buffer_pool(self) -> str:
-        """Cap DuckDB's buffer pool for an ingest (it keeps every block it
-        wrote cached, up to 80% of RAM, so memory would grow with the input);
-        returns the limit to restore.  Never raises the limit."""
-        cur = self.con.cursor()
-        before = cur.execute("SELECT current_setting('memory_limit')").fetchone()[0]
-        if _setting_bytes(before) > _setting_bytes(INGEST_DUCKDB_MEMORY):
-            cur.execute(f"SET memory_limit = '{INGEST_DUCKDB_MEMORY}'")
-        return before
+    def _buffer_pool(self, capped: bool) -> None:
+        """Cap DuckDB's buffer pool while ingests run (it keeps every block it
+        wrote cached, up to 80% of RAM, so memory would grow with the input),
+        and give the default back when the last one ends (``RESET``: a store
+        never sets a limit of its own).  Counted, so that two ingests of one
+        store (two dashboard sessions) neither restore too early nor keep the
+        cap.  Best effort: a failure leaves the limit as it was."""
+        with self._pool_lock:
+            self._ingests += 1 if capped else -1
+            if self._ingests == (1 if capped else 0):
+                with contextlib.suppress(duckdb.Error):
+                    self.con.execute(f"SET memory_limit = '{INGEST_DUCKDB_MEMORY}'" if capped
+                                     else "RESET memory_limit")
 
 
     def arrays(self, snapshot_id: str) -> SnapshotArrays:
@@ -528,14 +533,24 @@ class Store:
                         [snapshot_id, doc_index])
         return df.row(0, named=True) if df.height else None
 
-    def texts(self, snapshot_id: str, doc_indexes) -> dict[int, str]:
-        """doc_index -> text (empty for a null text) of the given documents."""
-        wanted = sorted({int(i) for i in doc_indexes})
-        if not wanted:
-            return {}
-        df = self.query("SELECT doc_index, coalesce(text, '') AS text FROM documents WHERE snapshot_id = ?"
-                        " AND doc_index IN (SELECT unnest(?::INTEGER[]))", [snapshot_id, wanted])
-        return dict(zip(df["doc_index"].to_list(), df["text"].to_list()))
+    def text_slices(self, snapshot_id: str, doc_index, char_start, char_end) -> list[str]:
+        """The characters ``[char_start, char_end)`` of each given document's
+        text, cut in the database (only the slices leave it)."""
+        ranges = pa.table({"i": pa.array(np.arange(len(doc_index), dtype=np.int64)),
+                           "doc_index": pa.array(np.asarray(doc_index, np.int32)),
+                           "a": pa.array(np.asarray(char_start, np.int64)),
+                           "b": pa.array(np.asarray(char_end, np.int64))})
+        if not ranges.num_rows:
+            return []
+        cur = self.con.cursor()
+        try:
+            cur.register("_ranges", ranges)
+            rows = cur.execute(
+                "SELECT r.i, substring(coalesce(d.text, ''), r.a + 1, r.b - r.a) FROM _ranges r JOIN documents d"
+                " ON d.snapshot_id = ? AND d.doc_index = r.doc_index ORDER BY r.i", [snapshot_id]).fetchall()
+        finally:
+            cur.close()
+        return [t for _, t in rows]
 
     # -- runs --------------------------------------------------------------
     def add_run(self, snapshot_id: str, sigma: int, min_len: int, algo: str,
@@ -669,15 +684,3 @@ class Store:
             "SELECT phrase, decision, note, updated, scope FROM decisions WHERE scope IN (?, ?)"
             " QUALIFY row_number() OVER (PARTITION BY phrase ORDER BY scope = ?) = 1 ORDER BY phrase",
             [ALL_SNAPSHOTS, snapshot_id, ALL_SNAPSHOTS])
-
-
-def _setting_bytes(text: str) -> float:
-    """A DuckDB memory setting ('18.8 GiB', '1GB', '512 bytes') in bytes."""
-    num = text.strip().rstrip("BbiIytesS ").rstrip("KMGTkmgt ")
-    unit = text.strip()[len(num):].strip().lower()
-    scale = {"": 1, "bytes": 1, "kb": 1e3, "mb": 1e6, "gb": 1e9, "tb": 1e12, "kib": 2 ** 10, "mib": 2 ** 20,
-             "gib": 2 ** 30, "tib": 2 ** 40, "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12}
-    try:
-        return float(num) * scale.get(unit, 1)
-    except ValueError:
-        return float("inf")

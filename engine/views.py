@@ -244,6 +244,61 @@ def compare_runs(store: Store, run_a: int, run_b: int, snapshot_id: str) -> dict
             "both": int(both or 0), "sites": ra.join(rb, on="site", how="full", coalesce=True).sort("site")}
 
 
+# -- blocks: the repeated regions of a run (engine.blocks) --------------------
+def block_table(store: Store, run_id: int, snapshot_id: str, site: str = "", limit: int = 500) -> pl.DataFrame:
+    """The blocks of a run by the tokens they cover, each block once (a
+    block's tokens are counted once, however many of its phrases overlap).
+    With ``site``: the blocks in that site's documents, ranked by the tokens
+    they cover there (``share``: of the site's tokens)."""
+    if not site:
+        return store.query(
+            "SELECT block_id, text, phrases, documents, sites, covered_tokens, share FROM run_blocks"
+            " WHERE run_id = ? ORDER BY covered_tokens DESC, block_id LIMIT ?", [run_id, limit])
+    return store.query(
+        "WITH here AS (SELECT s.block_id, count(DISTINCT s.doc_index) AS documents,"
+        "  sum(s.token_end - s.token_start) AS covered_tokens FROM run_block_spans s JOIN documents d"
+        "  ON d.snapshot_id = ? AND d.doc_index = s.doc_index WHERE s.run_id = ? AND d.site = ? GROUP BY s.block_id),"
+        " total AS (SELECT sum(n_tokens) AS n FROM documents WHERE snapshot_id = ? AND site = ?)"
+        " SELECT b.block_id, b.text, b.phrases, h.documents, b.sites, h.covered_tokens,"
+        "  h.covered_tokens / greatest(total.n, 1) AS share FROM here h, total"
+        " JOIN run_blocks b ON b.run_id = ? AND b.block_id = h.block_id"
+        " ORDER BY h.covered_tokens DESC, b.block_id LIMIT ?",
+        [snapshot_id, run_id, site, snapshot_id, site, run_id, limit])
+
+
+def block_row(store: Store, run_id: int, block_id: int) -> dict | None:
+    df = store.query("SELECT block_id, text, phrases, documents, sites, covered_tokens, share FROM run_blocks"
+                     " WHERE run_id = ? AND block_id = ?", [run_id, block_id])
+    return df.row(0, named=True) if df.height else None
+
+
+def block_members(store: Store, run_id: int, block_id: int) -> pl.DataFrame:
+    """The maximal phrases and templates whose block it is (what a decision
+    on the block marks): kind, text, length, df, sites, psi."""
+    return store.query(
+        "SELECT 'phrase' AS kind, phrase AS text, length, df, sites, psi FROM run_phrases"
+        " WHERE run_id = ? AND block_id = ? AND maximal"
+        " UNION ALL SELECT 'template', template, constant_tokens + slots, df, sites, NULL FROM run_templates"
+        " WHERE run_id = ? AND block_id = ? ORDER BY kind, df DESC, text", [run_id, block_id, run_id, block_id])
+
+
+def block_sites(store: Store, run_id: int, snapshot_id: str, block_id: int) -> pl.DataFrame:
+    return store.query(
+        "SELECT d.site, count(DISTINCT s.doc_index) AS documents, sum(s.token_end - s.token_start) AS covered_tokens"
+        " FROM run_block_spans s JOIN documents d ON d.snapshot_id = ? AND d.doc_index = s.doc_index"
+        " WHERE s.run_id = ? AND s.block_id = ? GROUP BY d.site ORDER BY covered_tokens DESC, d.site",
+        [snapshot_id, run_id, block_id])
+
+
+def block_documents(store: Store, run_id: int, snapshot_id: str, block_id: int, limit: int = 30) -> pl.DataFrame:
+    """The documents holding the block (most covered first): doc_id, site, url, covered_tokens."""
+    return store.query(
+        "SELECT d.doc_id, d.site, d.url, sum(s.token_end - s.token_start) AS covered_tokens"
+        " FROM run_block_spans s JOIN documents d ON d.snapshot_id = ? AND d.doc_index = s.doc_index"
+        " WHERE s.run_id = ? AND s.block_id = ? GROUP BY d.doc_id, d.site, d.url"
+        " ORDER BY covered_tokens DESC, d.doc_id LIMIT ?", [snapshot_id, run_id, block_id, limit])
+
+
 # -- templates with slots (runs mined with --templates) ----------------------
 def template_table(store: Store, run_id: int, search: str = "", limit: int = 500) -> pl.DataFrame:
     """Templates of a run by tokens covered (their occurrences' tokens), then df."""

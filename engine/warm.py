@@ -7,6 +7,7 @@ import numpy as np
 import pyarrow as pa
 
 from . import memory as M
+from .blocks import TemplateOccurrences, find_blocks, find_blocks_in_coverage
 from .clean import decision_cut
 from .coverage import covered_runs
 from .kernels import coverage as KC
@@ -36,6 +37,14 @@ def main() -> None:
         mine_tokens(tokens, offsets, 3, 2, 3, memory=1)  # out of core
         mine_tokens(tokens, offsets, 3, 2, 2, algo="fhk")
         choose_algorithm(tokens, offsets, 2, 2)
+        # blocks: on the coverage (a run without templates), whole with templates, sigma 1
+        covered = np.ones(tokens.shape[0], bool)
+        find_blocks_in_coverage(tokens, offsets, 2, 2, covered).block_of_groups(
+            np.zeros(1, np.int64), np.zeros(1, np.int64), np.zeros(1, np.int64), np.ones(1, np.int64), 1)
+        find_blocks(tokens, offsets, 2, 2, TemplateOccurrences(*(np.array([x], np.int64) for x in (0, 0, 2, 0, 2))),
+                    within=covered)
+        find_blocks(tokens, offsets, 2, 2)
+        find_blocks_in_coverage(tokens, offsets, 1, 2, covered)
         lz78_phrases(tokens, offsets, 8)
         decision_cut(tokens, offsets, 2, ["a b", "a * c"], ["b * a"], {"a": 0, "b": 1, "c": 2}, 2)
         for scheme in ("bottom", "minhash"):

@@ -20,14 +20,41 @@ doc_index = data.doc_index_of(sid, doc_id) if doc_id is not None else None
 if doc_index is None:
     doc_id = data.first_doc_id(sid)
     doc_index = data.doc_index_of(sid, doc_id)
+    state.put("doc", int(doc_id))
+n_docs = int(data.snapshot_info(sid).get("documents") or 0)
+
+
+def _open(value) -> None:
+    """The doc_id box or a previous/next button: open that document (an
+    unknown doc_id is reported, the shown document stays)."""
+    if value is None:
+        return
+    if data.doc_index_of(sid, int(value)) is None:
+        st.session_state["document.missing"] = int(value)
+    else:
+        state.put("doc", int(value))
+
+
+def _step(delta: int) -> None:
+    row = data.document(sid, int(doc_index) + delta)
+    if row is not None:
+        _open(row["doc_id"])
+
+
 if mode == "doc_id":
-    st.session_state["document.doc_id"] = int(doc_id)
-    want = st.number_input("doc_id", step=1, key="document.doc_id")
-    found = data.doc_index_of(sid, int(want))
-    if found is None:
-        st.error(f"No document with doc_id {int(want)} in this snapshot.")
-        st.stop()
-    doc_id, doc_index = int(want), found
+    # the box shows the open document; typing another (Enter or +/-) opens it
+    if st.session_state.get("document.doc_id") != int(doc_id):
+        st.session_state["document.doc_id"] = int(doc_id)
+    box, prev_doc, next_doc = st.columns([3, 1, 1], vertical_alignment="bottom")
+    box.number_input("doc_id", step=1, key="document.doc_id",
+                     on_change=lambda: _open(st.session_state["document.doc_id"]))
+    prev_doc.button("◀ previous document", key="document.prev_doc", disabled=doc_index == 0,
+                    on_click=_step, args=(-1,), width="stretch")
+    next_doc.button("next document ▶", key="document.next_doc", disabled=doc_index >= n_docs - 1,
+                    on_click=_step, args=(1,), width="stretch")
+    missing = st.session_state.pop("document.missing", None)
+    if missing is not None:
+        st.error(f"No document with doc_id {missing} in this snapshot; showing doc_id {doc_id}.")
 else:
     q = st.text_input("URL or words", key="document.search")
     if q:

@@ -179,6 +179,21 @@ def test_document_page_highlights_and_escapes(store_dir):
     assert at.query_params["doc"] in (str(doc), [str(doc)])
     at.button(key="document.next").click().run()
     assert any("span 2 of" in c.value for c in at.caption)
+    # typing another doc_id opens it (the box snapped back to the open document)
+    other = peek(store_dir, "SELECT min(doc_id) AS d FROM documents WHERE snapshot_id = ?", [demo])["d"][0]
+    at.number_input(key="document.doc_id").set_value(int(other)).run()
+    assert not at.exception and at.number_input(key="document.doc_id").value == other
+    assert at.query_params["doc"] in (str(other), [str(other)])
+    # previous / next document walk the snapshot's order; an unknown doc_id says so and keeps the document
+    at.button(key="document.next_doc").click().run()
+    second = peek(store_dir, "SELECT doc_id FROM documents WHERE snapshot_id = ? AND doc_index = 1", [demo])["doc_id"][0]
+    assert at.number_input(key="document.doc_id").value == second
+    at.button(key="document.prev_doc").click().run()
+    assert at.number_input(key="document.doc_id").value == other and at.button(key="document.prev_doc").disabled
+    at.number_input(key="document.doc_id").set_value(10**9).run()
+    assert any("No document with doc_id 1000000000" in e.value for e in at.error)
+    assert at.number_input(key="document.doc_id").value == other
+    at.number_input(key="document.doc_id").set_value(int(doc)).run()
     at.toggle(key="document.clean").set_value(True).run()
     assert not at.exception
     assert at.query_params["clean"] in ("1", ["1"])
@@ -194,6 +209,43 @@ def test_document_page_highlights_and_escapes(store_dir):
     assert "&lt;script&gt;alert(" in html and "&lt;img src=x onerror=alert(1)&gt;" in html
     assert "<script" not in html and "<img" not in html
     assert "<mark" in html
+
+
+def test_blocks_page_ranks_opens_and_decides_a_whole_block(store_dir):
+    """The Blocks page lists the run's blocks by covered tokens, opens the
+    biggest, and one decision marks every member phrase (then clears them);
+    a site narrows the list to the blocks in that site's documents."""
+    demo = peek(store_dir, "SELECT snapshot_id FROM snapshots WHERE documents = 2500")["snapshot_id"][0]
+    run = int(peek(store_dir, "SELECT min(run_id) AS r FROM runs WHERE snapshot_id = ?", [demo])["r"][0])
+    at = app("pages/blocks.py", state={"bs.snapshot": demo, "bs.run": run, "bs.init": True})
+    shown = at.dataframe[0].value
+    want = peek(store_dir, "SELECT block_id, covered_tokens FROM run_blocks WHERE run_id = ?"
+                " ORDER BY covered_tokens DESC, block_id LIMIT 500", [run])
+    assert shown["block_id"].tolist() == want["block_id"].to_list() and len(shown) > 1
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Covered tokens"] == f"{want['covered_tokens'][0]:,}"
+    assert at.query_params["block"] in (str(want["block_id"][0]), [str(want["block_id"][0])])
+    members = peek(store_dir, "SELECT phrase FROM run_phrases WHERE run_id = ? AND maximal AND block_id = ?",
+                   [run, int(want["block_id"][0])])["phrase"].to_list()
+    assert members
+    at.button(key="blocks.decide.noise").click().run()
+    assert not at.exception
+    marked = peek(store_dir, "SELECT phrase, decision FROM decisions")
+    got = dict(zip(marked["phrase"].to_list(), marked["decision"].to_list()))
+    assert all(got.get(m) == "noise" for m in members)
+    assert any("Decision on its" in md.value and "noise" in md.value for md in at.markdown)
+    at.button(key="blocks.decide.None").click().run()
+    left = peek(store_dir, "SELECT phrase FROM decisions")["phrase"].to_list()
+    assert not set(members) & set(left)
+    # one site: its blocks by the tokens they cover there
+    site = peek(store_dir, "SELECT d.site FROM run_block_spans s JOIN documents d ON d.snapshot_id = ?"
+                " AND d.doc_index = s.doc_index WHERE s.run_id = ? GROUP BY d.site"
+                " ORDER BY count(*) DESC LIMIT 1", [demo, run])["site"][0]
+    at.selectbox(key="blocks.site").set_value(site).run()
+    assert not at.exception and at.query_params["site"] in (site, [site])
+    per_site = at.dataframe[0].value
+    assert (per_site["covered_tokens"].diff().dropna() <= 0).all() and len(per_site) >= 1
+    assert not any("<script" in h.value for h in at.html)
 
 
 def test_export_page_stoplist_and_cleaned_snapshot(store_dir):

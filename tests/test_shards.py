@@ -407,3 +407,53 @@ def test_site_from_url_is_urllib_hostname(url):
     except ValueError:
         want = None
     assert url_host(url) == (want if url else None)
+
+
+def test_ingest_caps_the_buffer_pool_and_gives_it_back(tmp_path):
+    """DuckDB's buffer pool is capped while an ingest runs (memory would grow
+    with the input otherwise) and back to the default afterwards, also after
+    a failed ingest."""
+    import engine
+    from engine.constants import INGEST_DUCKDB_MEMORY
+    pq.write_table(pa.table({"text": ["a b c", "b c d"]}), tmp_path / "p.parquet")
+    (tmp_path / "bad.parquet").write_bytes(b"PAR1 not parquet")
+    with engine.connect(str(tmp_path / "s.duckdb")) as bs:
+        limit = lambda: bs.store.scalar("SELECT current_setting('memory_limit')")  # noqa: E731
+        default = limit()
+        seen = []
+        reader = SnapshotReader(str(tmp_path / "p.parquet"), on_bytes=lambda n: seen.append(limit()))
+        bs.store.add_snapshot(reader)
+        assert INGEST_DUCKDB_MEMORY == "512MB" and set(seen) == {"488.2 MiB"} and default != "488.2 MiB"
+        assert limit() == default
+        with pytest.raises(Exception):
+            bs.ingest(str(tmp_path / "bad.parquet"))
+        assert limit() == default
+
+
+def test_a_store_from_before_blocks_is_migrated_and_mined_again(tmp_path):
+    """A store without the block columns and tables (made before issue 24):
+    recognised, the columns added (NULL for its runs), the tables created,
+    and a new run stores its blocks; deleting a run deletes its blocks."""
+    import duckdb
+    import engine
+    db = str(tmp_path / "old.duckdb")
+    texts = [f"menu home about contact page {i} text {i * 3} footer all rights reserved" for i in range(12)]
+    pq.write_table(pa.table({"text": texts}), tmp_path / "p.parquet")
+    with engine.connect(db) as bs:
+        bs.ingest(str(tmp_path / "p.parquet"))
+        bs.mine(sigma=3, min_len=3)
+    con = duckdb.connect(db)
+    for stmt in ("ALTER TABLE run_phrases DROP COLUMN block_id", "ALTER TABLE run_templates DROP COLUMN block_id",
+                 "DROP TABLE run_blocks", "DROP TABLE run_block_spans", "DROP TABLE boilerscope_meta"):
+        con.execute(stmt)
+    con.close()
+    with engine.connect(db) as bs:
+        run = bs.mine(sigma=3, min_len=3)
+        st = bs.store
+        ids = st.query("SELECT run_id, count(block_id) AS b, count(*) FILTER (maximal) AS m FROM run_phrases"
+                       " GROUP BY run_id ORDER BY run_id").rows()
+        assert ids[0][1] == 0 and ids[1][0] == run.run_id and ids[1][1] >= ids[1][2] > 0
+        covered = st.scalar("SELECT sum(covered_tokens) FROM run_blocks WHERE run_id = ?", [run.run_id])
+        assert covered == run.summary.covered_tokens > 0
+        bs.delete_run(run.run_id)
+        assert st.scalar("SELECT count(*) FROM run_block_spans") == 0

@@ -120,6 +120,11 @@ def test_spark_reads_every_format_in_the_executors(spark, tmp_path):
         write_wet(wet / f"CC-{k:03d}.warc.wet.gz", docs[a:b])
     s = compare_with_local(tmp_path / "wet-run", str(wet), spark, sigma=10, L=8)
     assert s.spark["replaced_payloads"] == 0
+    gzs = tmp_path / "gzs"  # an empty shard between two: the numbering skips it
+    gzs.mkdir()
+    for k, part in enumerate([docs[:50], [], docs[50:120]]):
+        write_compressed_jsonl(gzs / f"part-{k}.jsonl.gz", part)
+    compare_with_local(tmp_path / "gzs-run", str(gzs), spark, sigma=5, L=8)
     gz = tmp_path / "one.jsonl.gz"
     write_compressed_jsonl(gz, docs)
     compare_with_local(tmp_path / "gz-run", str(gz), spark, sigma=10, L=8)
@@ -178,12 +183,17 @@ def stored_run(db, run_id=None):
         spans = q("SELECT s.doc_index, s.token_start, s.token_end, s.char_start, s.char_end, p.phrase"
                   " FROM run_spans s JOIN run_phrases p USING (run_id, phrase_id) WHERE run_id = ?"
                   " ORDER BY ALL").rows()
+        # the blocks: rows, spans and each phrase's block
+        blocks = q("SELECT * EXCLUDE (run_id) FROM run_blocks WHERE run_id = ? ORDER BY block_id").rows()
+        block_spans = q("SELECT * EXCLUDE (run_id) FROM run_block_spans WHERE run_id = ? ORDER BY ALL").rows()
+        phrase_blocks = q("SELECT phrase, block_id FROM run_phrases WHERE run_id = ? AND maximal ORDER BY ALL").rows()
         # first_pos: an occurrence of the phrase in the snapshot's tokens
         sid = row["snapshot_id"]
         arrays, vocab = st.arrays(sid), st.vocabulary(sid)
         for text, first, length in q("SELECT phrase, first_pos, length FROM run_phrases WHERE run_id = ?").rows():
             assert " ".join(vocab[t] for t in arrays.tokens[first:first + length]) == text
-    return row, {"phrases": phrases, "occurrences": occ, "documents": docs, "spans": spans}
+    return row, {"phrases": phrases, "occurrences": occ, "documents": docs, "spans": spans, "blocks": blocks,
+                 "block_spans": block_spans, "phrase_blocks": phrase_blocks}
 
 
 def test_spark_run_in_the_store_is_the_local_run(spark, tmp_path):
@@ -206,7 +216,7 @@ def test_spark_run_in_the_store_is_the_local_run(spark, tmp_path):
     assert s.snapshot_id == local.snapshot_id and s.run_id is not None
     row_l, want = stored_run(local_db)
     row_s, got = stored_run(spark_db, s.run_id)
-    assert want["phrases"] and want["spans"]
+    assert want["phrases"] and want["spans"] and want["blocks"] and want["block_spans"]
     for key in want:
         assert got[key] == want[key], key
     for key in ("sigma", "min_len", "phrases", "covered_tokens", "coverage"):
@@ -217,7 +227,7 @@ def test_spark_run_in_the_store_is_the_local_run(spark, tmp_path):
     assert summary["run_id"] == s.run_id and summary["snapshot_id"] == local.snapshot_id
     local_files = tmp_path / "lf"
     mine(str(folder), 10, 8, db=local_db, out=str(local_files))
-    for name in ("phrases.parquet", "documents.parquet", "sites.parquet"):
+    for name in ("phrases.parquet", "documents.parquet", "sites.parquet", "blocks.parquet", "block_spans.parquet"):
         assert (local_files / name).read_bytes() == (tmp_path / "out" / name).read_bytes(), name
     # mined again into the same store: the snapshot is found, a second run added
     s2 = mine_spark(str(folder), 10, 8, None, spark=spark, db=spark_db)

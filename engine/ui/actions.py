@@ -21,6 +21,12 @@ def decide(text: str, decision: str | None, note: str = "", scope: str = ALL_SNA
     data.store().set_decision(text, decision, note, scope=scope)
 
 
+def decide_all(texts: list[str], decision: str | None, note: str = "", scope: str = ALL_SNAPSHOTS) -> None:
+    """One decision for every member of a block (its phrases and templates)."""
+    for text in texts:
+        decide(text, decision, note, scope)
+
+
 def delete_run(run_id: int) -> None:
     data.store().delete_run(int(run_id))
     data.forget()

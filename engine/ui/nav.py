@@ -26,6 +26,7 @@ class PageSpec(NamedTuple):
 PAGES = (
     PageSpec("load", "Load", ":material/folder_open:", "snapshots"),
     PageSpec("mine", "Mine", ":material/construction:", "mining", default=True),
+    PageSpec("blocks", "Blocks", ":material/view_agenda:", "blocks"),
     PageSpec("phrases", "Phrases", ":material/repeat:", "repeats"),
     PageSpec("templates", "Templates", ":material/data_object:", "templates"),
     PageSpec("sites", "Sites", ":material/language:", "by-site"),

@@ -122,6 +122,12 @@ def _doc_box(body: str) -> str:
             f'max-height:70vh;overflow:auto;border:1px solid #ddd;padding:1em">{body}</div>')
 
 
+def block_text_html(text: str) -> str:
+    """A block's text as written, escaped, in the document box's normal
+    font (a block may hold thousands of tokens: the box scrolls)."""
+    return _doc_box(html.escape(text or ""))
+
+
 def marked_ranges(text: str, ranges, open_tag: str, close_tag: str) -> str:
     """The text (escaped) with each character range [start, end) wrapped in
     the tags; ranges are sorted and do not overlap."""

@@ -21,10 +21,11 @@ clean     the Document view shows the noise removed              flag
 cluster   the Duplicates page's cluster                          number
 template  the template opened on the Templates page (its id)     number
 tq        the Templates page's text search                       text
+block     the block opened on the Blocks page (its id)           number
 ========  =====================================================  ==========
 
 A choice belongs to what it was made on: changing the snapshot drops every
-choice made on the old one, changing the run drops the phrase, the bar and the template
+choice made on the old one, changing the run drops the phrase, the bar, the template and the block
 (:func:`set_snapshot`, :func:`set_run`).  Values from a URL are parsed and
 checked; a bad one is dropped, never raised.
 """
@@ -33,12 +34,12 @@ from __future__ import annotations
 import streamlit as st
 
 STATE = ("snapshot", "run", "sigma", "min_len", "site", "q", "phrase", "sites", "bar", "doc", "clean",
-         "cluster", "template", "tq")
-INT_STATE = ("run", "sigma", "min_len", "phrase", "doc", "cluster", "template")
+         "cluster", "template", "tq", "block")
+INT_STATE = ("run", "sigma", "min_len", "phrase", "doc", "cluster", "template", "block")
 LIST_STATE = ("sites", "bar")
 #: Choices that belong to a snapshot, and to a run.
-OF_SNAPSHOT = ("run", "site", "q", "phrase", "sites", "bar", "doc", "cluster", "template", "tq")
-OF_RUN = ("phrase", "bar", "template")
+OF_SNAPSHOT = ("run", "site", "q", "phrase", "sites", "bar", "doc", "cluster", "template", "tq", "block")
+OF_RUN = ("phrase", "bar", "template", "block")
 
 
 def get(key: str, default=None):

@@ -1,0 +1,100 @@
+"""Blocks: the repeated regions of the active run, ranked by the tokens they cover.
+
+A block is one region an analyst reads as one thing (a sidebar with all its
+title variants, a footer, a banner): its maximal phrases and templates,
+every covered token counted once (``docs/blocks.md``).  One decision marks
+every member; the table is the triage list, corpus-wide or for one site.
+"""
+import polars as pl
+import streamlit as st
+
+from engine.ui import actions, boot, data, render, state, widgets
+
+boot.setup()
+sid, run_id = boot.need_run()
+st.title("Blocks")
+st.caption("The repeated regions of the index, each counted once: a block's covered tokens are what "
+           "removing it would save. One decision marks all its phrases and templates.")
+
+sites = [""] + data.site_list(sid)
+if state.get("site") not in sites:
+    state.put("site", None)
+st.selectbox("Site", sites, key="blocks.site", on_change=state.bind("blocks.site", "site", ""),
+             format_func=lambda x: x or "(all sites)")
+state.share()
+site = state.get("site") or ""
+table = data.block_table(run_id, sid, site, 500)
+if not table.height and not data.block_table(run_id, sid, "", 1).height:
+    st.info("This run has no blocks: it covers nothing, or it was mined before blocks existed "
+            "(mine it again on the Mine page).")
+    st.stop()
+decisions = data.decisions_map(sid)
+ids = table["block_id"].to_list()
+
+
+@st.fragment
+def table_view():
+    where = f"on {site}" if site else "corpus-wide"
+    st.caption(f"{table.height} blocks {where}, by the tokens they cover (share: of "
+               f"{'the site' if site else 'the index'}'s tokens); tick a row to open it")
+    event = st.dataframe(
+        table.with_columns(pl.col("text").str.slice(0, 160)),
+        hide_index=True, width="stretch", on_select="rerun", selection_mode="single-row", key="blocks.table",
+        column_config={
+            "block_id": st.column_config.NumberColumn("block", width="small"),
+            "text": st.column_config.TextColumn("text (as written)", width="large"),
+            "covered_tokens": st.column_config.NumberColumn("covered tokens", format="localized"),
+            "share": st.column_config.ProgressColumn("share of tokens", format="percent", min_value=0.0,
+                                                     max_value=max(float(table["share"].max() or 0), 1e-9))})
+    rows = list(event.selection.rows) if event is not None and hasattr(event, "selection") else []
+    if rows and rows[0] < len(ids) and ids[rows[0]] != state.get("block"):
+        state.put("block", ids[rows[0]])
+        st.rerun()
+
+
+table_view()
+
+# -- block detail -------------------------------------------------------------
+row = widgets.opened(lambda i: data.block_row(run_id, i), ids, "block", "block")
+bid = int(row["block_id"])
+state.share()
+labels = dict(zip(ids, table["text"].to_list()))
+labels.setdefault(bid, row["text"])
+widgets.detail_picker("Block detail", ids, {k: " ".join(v.split()) for k, v in labels.items()}, bid, "blocks",
+                      "block")
+m1, m2, m3, m4 = st.columns(4)
+m1.metric("Covered tokens", f"{row['covered_tokens']:,}")
+m2.metric("Share of the index", f"{row['share']:.2%}")
+m3.metric("Documents", f"{row['documents']:,}")
+m4.metric("Sites", f"{row['sites']:,}")
+text = row["text"] or ""
+with st.expander(f"The block as written ({len(text):,} characters)", expanded=len(text) <= 1500):
+    st.html(render.block_text_html(text))
+
+members = data.block_members(run_id, bid)
+texts = members["text"].to_list()
+states = {decisions.get(t) for t in texts}
+current = states.pop() if len(states) == 1 else ("mixed" if texts else None)
+st.write(f"Decision on its {len(texts)} phrases and templates: **{current or 'undecided'}**")
+d1, d2, d3, d4, d5 = st.columns([1, 1, 1, 1, 3])
+note = d5.text_input("Note (optional)", key="blocks.note")
+for col, label, key in ((d1, "noise", "n"), (d2, "keep", "k"), (d3, "unsure", "u"), (d4, None, "x")):
+    if col.button(label or "clear", key=f"blocks.decide.{label}", shortcut=key, disabled=not texts,
+                  type="primary" if label and current == label else "secondary",
+                  help=f"Mark every member {label} (key {key})" if label else f"Clear every member (key {key})"):
+        actions.decide_all(texts, label, note, scope=widgets.scope("blocks", sid))
+        st.rerun()
+st.radio("Applies to", ["all snapshots", "this snapshot"], key="blocks.scope", horizontal=True,
+         help="A decision for this snapshot wins over the project's (all snapshots of the store).")
+
+left, right = st.columns(2)
+left.markdown("**Members** (what a decision marks)")
+left.dataframe(members.with_columns(pl.Series("decision", [decisions.get(t) or "" for t in texts],
+                                              dtype=pl.String)),
+               hide_index=True, width="stretch")
+left.markdown("**Sites**")
+left.dataframe(data.block_sites(run_id, sid, bid), hide_index=True, width="stretch")
+docs = data.block_documents(run_id, sid, bid)
+right.markdown("**Documents** (most covered first, 30)")
+right.dataframe(docs, hide_index=True, width="stretch")
+widgets.document_opener(right, docs["doc_id"].to_list(), "blocks")
