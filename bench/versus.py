@@ -3,7 +3,8 @@
     git worktree add /tmp/prev <commit>
     python bench/versus.py ../shared/corpora/webdocs.parquet --other /tmp/prev --runs 5
 
-Both checkouts mine the same store (ingested once, by this checkout) with
+Each checkout mines its own store of the snapshot (ingested by it: an
+older release cannot write into a newer layout) with
 ``python -m engine.cli mine STORE``, the runs alternating (this, other, this,
 ...) after one warm-up each, so the machine's drift hits both alike.  Each run
 is its own process: wall time and peak RSS are its own.  Reported: medians,
@@ -59,15 +60,21 @@ def main(argv=None) -> int:
     args = ["--sigma", a.sigma, "--min-len", a.min_len] + (["--templates"] if a.templates else [])
     checkouts = {"this": ROOT, "other": os.path.abspath(a.other)}
     with tempfile.TemporaryDirectory() as tmp:
-        store = os.path.join(tmp, "s.duckdb")
-        subprocess.run([sys.executable, "-m", "engine.cli", "ingest", os.path.abspath(a.snapshot), "--db", store,
-                        "--quiet"], check=True, env={**os.environ, "PYTHONPATH": ROOT}, stdout=subprocess.DEVNULL)
+        # a store per checkout, ingested by it (an older release cannot write
+        # runs into a newer layout)
+        stores = {}
+        for name, co in checkouts.items():
+            stores[name] = os.path.join(tmp, name, "s.duckdb")
+            os.makedirs(os.path.dirname(stores[name]))
+            subprocess.run([sys.executable, "-m", "engine.cli", "ingest", os.path.abspath(a.snapshot), "--db",
+                            stores[name], "--quiet"], check=True, env={**os.environ, "PYTHONPATH": co},
+                           cwd=tmp, stdout=subprocess.DEVNULL)  # cwd: not this checkout (python -m puts it first)
         for name, co in checkouts.items():  # warm-up: numba's cache, the page cache
-            one_run(co, store, os.path.join(tmp, f"out-{name}"), args)
+            one_run(co, stores[name], os.path.join(tmp, f"out-{name}"), args)
         runs = {name: [] for name in checkouts}
         for _ in range(a.runs):
             for name, co in checkouts.items():
-                runs[name].append(one_run(co, store, os.path.join(tmp, f"out-{name}"), args))
+                runs[name].append(one_run(co, stores[name], os.path.join(tmp, f"out-{name}"), args))
     med = {name: statistics.median(r["seconds"] for r in rs) for name, rs in runs.items()}
     rss = {name: statistics.median(r["peak_rss_bytes"] for r in rs) for name, rs in runs.items()}
     mid = sorted(runs["this"], key=lambda r: r["seconds"])[len(runs["this"]) // 2]
