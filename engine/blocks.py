@@ -317,7 +317,8 @@ def find_blocks(tokens: np.ndarray, doc_offsets: np.ndarray, sigma: int, min_len
     a_start = np.concatenate((w_start, t_start))
     a_end = np.concatenate((w_start + L, t_end))
     a_key = np.concatenate((w_key, n_gram_keys + t_key))
-    o = np.argsort(a_start, kind="stable")
+    # the windows come by position; only template windows need a merge
+    o = np.argsort(a_start, kind="stable") if t_start.shape[0] else np.arange(a_start.shape[0])
     n_keys = n_gram_keys + (int(t_key.max()) + 1 if t_key.shape[0] else 0)
     root = K.link_pieces(ps, pe, a_start[o], a_end[o], a_key[o], max(1, n_keys))
     step(0.85)

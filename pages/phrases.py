@@ -25,9 +25,15 @@ if state.get("site") not in sites:
     state.put("site", None)
 f2.selectbox("Occurs on site", sites, key="phrases.site", on_change=state.bind("phrases.site", "site", ""),
              format_func=lambda x: x or "(any site)")
-min_sites = f3.number_input("Minimum number of sites", 1, 1000, 1, key="phrases.min_sites",
+if state.get("decided") not in DECISION_FILTER:
+    state.put("decided", None)
+if not 1 <= (state.get("minsites") or 1) <= 1000:  # a URL's value out of the box's range
+    state.put("minsites", None)
+min_sites = f3.number_input("Minimum number of sites", 1, 1000, key="phrases.min_sites",
+                            on_change=state.bind("phrases.min_sites", "minsites", 1, int),
                             help="1 site: a template; many sites: a banner or legal notice")
-show = f4.selectbox("Decision", DECISION_FILTER, key="phrases.decision")
+show = f4.selectbox("Decision", DECISION_FILTER, key="phrases.decision",
+                    on_change=state.bind("phrases.decision", "decided", "all"))
 state.share()
 
 decisions = data.decisions_map(sid)
@@ -81,7 +87,8 @@ table_view()
 def eaters():
     if not table.height:
         return
-    log_x = st.toggle("log scale", key="phrases.log")
+    log_x = st.toggle("log scale", key="phrases.log", on_change=state.bind("phrases.log", "log", False))
+    state.share()  # a rerun of this fragment alone
     top = render.ranked_labels(table.head(20), "phrase", 55)
     chart = render.hbar(top.select("label", "psi", "phrase", "df", "length"), "psi", "label",
                         "Index eaters: top phrases by Ψ = length × df", x_title="Ψ", log=log_x,

@@ -51,7 +51,7 @@ st.session_state["sites.pick"] = chosen
 st.multiselect("Sites side by side (none: the whole corpus)", all_sites, key="sites.pick",
                on_change=lambda: (state.put("sites", list(st.session_state["sites.pick"])), state.put("bar", None)))
 state.put("sites", chosen)
-log_y = st.toggle("log scale (documents)", key="sites.log")
+log_y = st.toggle("log scale (documents)", key="sites.log", on_change=state.bind("sites.log", "log", False))
 
 
 @st.fragment

@@ -130,6 +130,9 @@ def test_load_page_bad_upload_and_good_path(store_dir):
     assert any("ingested" in s.value for s in at.success)
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Documents"] == "25"
+    # the Active snapshot box names the snapshot just ingested (it was stale)
+    new = peek(store_dir, "SELECT snapshot_id FROM snapshots WHERE documents = 25")["snapshot_id"][0]
+    assert at.selectbox(key="load.active").value == new == at.session_state["bs.snapshot"]
 
 
 def test_phrases_page_decisions_persist(store_dir):
@@ -679,3 +682,41 @@ def test_a_search_with_no_match_shows_no_phrase_detail(store_dir):
     assert not at.exception
     assert any("No phrase matches" in i.value for i in at.info), [i.value for i in at.info]
     assert not at.subheader, [h.value for h in at.subheader]
+
+
+def test_a_long_template_is_shown_small_in_a_scrolling_box():
+    """A 4,815-token template was printed in full at 1.25em (a 5,000 px page):
+    long ones are now at the text's size, in a box of bounded height; short
+    ones stay large; the text is escaped either way."""
+    from engine.ui import render
+    short = render.template_html("showing * of * <b>products</b>")
+    assert "1.25em" in short and "max-height" not in short and "&lt;b&gt;" in short and "<b>" not in short
+    long_ = render.template_html(" ".join(["word"] * 4000 + ["*"] + ["tail"] * 815))
+    assert "1.25em" not in long_ and "max-height:40vh" in long_ and "overflow:auto" in long_
+
+
+def test_phrases_filters_and_log_scales_are_in_the_url(store_dir):
+    """The minimum number of sites, the decision filter and the log scale go
+    into the URL (they did not), and a URL carrying them restores them."""
+    at = app("pages/phrases.py")
+    at.toggle(key="phrases.log").set_value(True).run()
+    at.number_input(key="phrases.min_sites").set_value(2).run()
+    at.selectbox(key="phrases.decision").set_value("undecided").run()
+    assert not at.exception
+    params = {k: at.query_params[k] for k in ("minsites", "decided", "log")}
+    assert {k: v[0] if isinstance(v, list) else v for k, v in params.items()} == \
+        {"minsites": "2", "decided": "undecided", "log": "1"}
+    shown = at.dataframe[0].value if at.dataframe else None
+    assert shown is None or (shown["sites"] >= 2).all()
+    # a fresh session opened on that URL
+    fresh = AppTest.from_file(APP, default_timeout=180)
+    demo = peek_db("SELECT snapshot_id FROM snapshots WHERE documents = 2500")["snapshot_id"][0]
+    for k, v in {"snapshot": demo, "minsites": "2", "decided": "undecided", "log": "1"}.items():
+        fresh.query_params[k] = v
+    fresh.run()
+    fresh.switch_page("pages/phrases.py").run()
+    assert not fresh.exception
+    assert fresh.number_input(key="phrases.min_sites").value == 2
+    assert fresh.selectbox(key="phrases.decision").value == "undecided"
+    fresh.switch_page("pages/sites.py").run()
+    assert not fresh.exception and fresh.toggle(key="sites.log").value

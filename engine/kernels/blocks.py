@@ -129,11 +129,33 @@ def group_grams(tokens, doc_offsets, h, ok, L, n_ok):
     glast = np.empty(n_ok, np.int64)
     pos = np.empty(n_ok, np.int64)
     gid = np.empty(n_ok, np.int64)
+    # the group of each position seen: repeated text is read along a run,
+    # so the L-gram at s is most often the one after the previous
+    # position's group's first occurrence (checked exactly: the previous
+    # L-gram's equality gives the first L-1 tokens, the last is compared)
+    at = np.full(tokens.shape[0], -1, np.int64)
     ng = 0
     i = 0
     for d in range(doc_offsets.shape[0] - 1):
+        prev = -1  # the group of position s - 1 (-1: none)
         for s in range(doc_offsets[d], doc_offsets[d + 1]):
             if not ok[s]:
+                prev = -1
+                continue
+            g = -1
+            if prev >= 0:
+                c = gpos[prev] + 1
+                if c < s and at[c] >= 0 and tokens[c + L - 1] == tokens[s + L - 1]:
+                    g = at[c]
+            if g >= 0:
+                if glast[g] != d:
+                    glast[g] = d
+                    gdf[g] += 1
+                pos[i] = s
+                gid[i] = g
+                at[s] = g
+                prev = g
+                i += 1
                 continue
             x = h[s]
             k = np.int64(x & mask)
@@ -162,6 +184,8 @@ def group_grams(tokens, doc_offsets, h, ok, L, n_ok):
                 gdf[g] += 1
             pos[i] = s
             gid[i] = g
+            at[s] = g
+            prev = g
             i += 1
     return pos, gid, gdf[:ng]
 

@@ -20,6 +20,8 @@ COLOURS = {"noise": "#f4a6a6", "keep": "#a8e6a1", "unsure": "#ffd27f", None: "#f
 #: Template occurrences: their own colour when undecided, and a blue underline always.
 TEMPLATE_COLOUR = "#bcdcfa"
 TEMPLATE_EDGE = "#2b6cb5"
+#: Templates longer than this (tokens) are shown small, in a scrolling box.
+LONG_TEMPLATE_TOKENS = 60
 #: The theme's primary colour (.streamlit/config.toml) and distinct colours per site.
 PRIMARY = "#b5452b"
 SITE_COLOURS = ["#b5452b", "#2b6cb5", "#3a8f4b", "#8a4fb0", "#c78a1e", "#1f8f8f", "#b0487a", "#5b6b7a",
@@ -179,7 +181,11 @@ def template_html(template: str) -> str:
                        f'border-radius:4px;padding:0 .4em;margin:0 .1em">slot {k}</span>')
         else:
             out.append(html.escape(tok))
-    return ('<div class="bs-template-text" style="font-size:1.25em;font-family:ui-serif,Georgia,serif">'
+    # a short template reads large; a long one (a 4,815-token sidebar) at the
+    # text's size, in a box that scrolls instead of a page thousands of pixels high
+    size = "1.25em" if len(out) <= LONG_TEMPLATE_TOKENS else "0.9em"
+    box = "" if len(out) <= LONG_TEMPLATE_TOKENS else "max-height:40vh;overflow:auto;border:1px solid #ddd;padding:.6em;"
+    return (f'<div class="bs-template-text" style="font-size:{size};{box}font-family:ui-serif,Georgia,serif">'
             + " ".join(out) + "</div>")
 
 

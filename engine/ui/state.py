@@ -22,6 +22,9 @@ cluster   the Duplicates page's cluster                          number
 template  the template opened on the Templates page (its id)     number
 tq        the Templates page's text search                       text
 block     the block opened on the Blocks page (its id)           number
+minsites  the Phrases page's minimum number of sites             number
+decided   the Phrases page's decision filter                     text
+log       the charts' log scale (Phrases, Sites)                 flag
 ========  =====================================================  ==========
 
 A choice belongs to what it was made on: changing the snapshot drops every
@@ -34,8 +37,10 @@ from __future__ import annotations
 import streamlit as st
 
 STATE = ("snapshot", "run", "sigma", "min_len", "site", "q", "phrase", "sites", "bar", "doc", "clean",
-         "cluster", "template", "tq", "block")
-INT_STATE = ("run", "sigma", "min_len", "phrase", "doc", "cluster", "template", "block")
+         "cluster", "template", "tq", "block", "minsites", "decided", "log")
+INT_STATE = ("run", "sigma", "min_len", "phrase", "doc", "cluster", "template", "block", "minsites")
+#: On/off choices ("1" in the URL when on).
+FLAG_STATE = ("clean", "log")
 LIST_STATE = ("sites", "bar")
 #: Choices that belong to a snapshot, and to a run.
 OF_SNAPSHOT = ("run", "site", "q", "phrase", "sites", "bar", "doc", "cluster", "template", "tq", "block")
@@ -95,7 +100,7 @@ def _parse(key: str, params):
             return int(value)
         except ValueError:
             return None
-    if key == "clean":
+    if key in FLAG_STATE:
         return value == "1"
     return value
 
@@ -116,7 +121,7 @@ def restore() -> None:
 def _url_value(key: str, value):
     if key in LIST_STATE:
         return [str(v) for v in value]
-    if key == "clean":
+    if key in FLAG_STATE:
         return "1" if value else None
     return str(value)
 
