@@ -303,7 +303,13 @@ class SnapshotReader:
             elif low.endswith(".jsonl") or low.endswith(COMPRESSED_JSONL_SUFFIXES):
                 import pyarrow.json as pj
                 stream, raw = (path, None) if low.endswith(".jsonl") else _json_stream(path)
-                reader = pj.open_json(stream, read_options=pj.ReadOptions(block_size=min(self.chunk_bytes, 16 << 20)))
+                try:
+                    reader = pj.open_json(stream, read_options=pj.ReadOptions(
+                        block_size=min(self.chunk_bytes, 16 << 20)))
+                except pa.ArrowInvalid as exc:
+                    if "Empty JSON" in str(exc):  # an empty shard: no documents (sharded exports have them)
+                        return
+                    raise
                 done = 0
                 for rb in reader:
                     t = pa.Table.from_batches([rb])

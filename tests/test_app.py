@@ -720,3 +720,20 @@ def test_phrases_filters_and_log_scales_are_in_the_url(store_dir):
     assert fresh.selectbox(key="phrases.decision").value == "undecided"
     fresh.switch_page("pages/sites.py").run()
     assert not fresh.exception and fresh.toggle(key="sites.log").value
+
+
+def test_chart_axes_keep_every_label_and_readable_titles():
+    """Issue 24: chart axes dropped every other label (Vega hides overlapping
+    ones; the site that changed most had none) and titles showed raw column
+    names."""
+    import polars as pl
+    from engine.ui import render
+    sites = pl.DataFrame({"site": [f"site{i}.example" for i in range(40)], "covered_tokens": list(range(40))})
+    spec = render.hbar(sites, "covered_tokens", "site", "sites").to_dict()
+    assert spec["encoding"]["y"]["axis"]["labelOverlap"] is False and spec["height"] >= 22 * 40
+    assert spec["encoding"]["x"]["title"] == "covered tokens"
+    bars = pl.DataFrame({"bin": ["0%", "10%"] * 2, "documents_share": [0.1, 0.2, 0.3, 0.4], "run": ["a", "a", "b", "b"]})
+    spec = render.grouped_bars(bars, "bin", "documents_share", "run", "h", x_title="contamination",
+                               colours={"a": "#000", "b": "#fff"}).to_dict()
+    assert spec["encoding"]["x"]["axis"]["labelOverlap"] is False
+    assert spec["encoding"]["y"]["title"] == "documents share"

@@ -457,3 +457,27 @@ def test_a_store_from_before_blocks_is_migrated_and_mined_again(tmp_path):
         assert covered == run.summary.covered_tokens > 0
         bs.delete_run(run.run_id)
         assert st.scalar("SELECT count(*) FROM run_block_spans") == 0
+
+
+@pytest.mark.parametrize("suffix", [".jsonl", ".jsonl.gz", ".jsonl.zst"])
+def test_an_empty_json_shard_holds_no_documents(tmp_path, suffix):
+    """An empty JSONL shard (sharded exports write them) adds no document: the
+    folder is the snapshot of the other shards; a folder of empty shards
+    holds no documents (one line)."""
+    docs = [{"url": f"https://a.com/{i}", "text": f"alpha beta gamma {i}"} for i in range(6)]
+    for name, folder, parts in (("with", tmp_path / "with", [docs[:3], [], docs[3:]]),
+                                ("without", tmp_path / "without", [docs[:3], docs[3:]]),
+                                ("empty", tmp_path / "empty", [[], []])):
+        folder.mkdir()
+        for k, part in enumerate(parts):
+            path = folder / f"part-{k}{suffix}"
+            if suffix == ".jsonl":
+                path.write_text("".join(__import__("json").dumps(d) + "\n" for d in part))
+            else:
+                write_compressed_jsonl(path, part)
+    a = SnapshotReader(str(tmp_path / "with"))
+    b = SnapshotReader(str(tmp_path / "without"))
+    list(a.chunks()), list(b.chunks())
+    assert a.snapshot_id == b.snapshot_id and a.n_docs == 6
+    with pytest.raises(Exception, match="holds no documents"):
+        list(SnapshotReader(str(tmp_path / "empty")).chunks())

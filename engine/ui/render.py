@@ -76,12 +76,19 @@ def hbar(frame: pl.DataFrame, x: str, y: str, title: str, *, x_title: str | None
                         legend=None) if colours else alt.value(PRIMARY))
     axis = alt.Axis(format="%") if percent else alt.Axis()
     scale = alt.Scale(type="symlog") if log else alt.Scale()
+    # every bar keeps its label (Vega hides overlapping ones: the chart grows instead)
+    height = max(height, 22 * frame.height)
     return (alt.Chart(frame.to_pandas(), title=title, height=height)
             .mark_bar()
-            .encode(x=alt.X(f"{x}:Q", axis=axis, scale=scale, title=x_title or x),
+            .encode(x=alt.X(f"{x}:Q", axis=axis, scale=scale, title=x_title or _title(x)),
                     y=alt.Y(f"{y}:N", sort=alt.EncodingSortField("_order"), title=None,
-                            axis=alt.Axis(labelLimit=320)),
+                            axis=alt.Axis(labelLimit=320, labelOverlap=False)),
                     color=colour, tooltip=tooltip or [y, x]))
+
+
+def _title(column: str) -> str:
+    """A column's name as an axis or legend title ("covered_tokens" -> "covered tokens")."""
+    return column.replace("_", " ")
 
 
 def grouped_bars(frame: pl.DataFrame, x: str, y: str, group: str, title: str, *, x_title: str,
@@ -95,9 +102,9 @@ def grouped_bars(frame: pl.DataFrame, x: str, y: str, group: str, title: str, *,
     chart = (alt.Chart(frame.to_pandas(), title=title, height=height)
              .mark_bar()
              .encode(x=alt.X(f"{x}:N", sort=order, scale=alt.Scale(domain=order), title=x_title,
-                             axis=alt.Axis(labelAngle=-45 if len(order) > 10 else 0)),
+                             axis=alt.Axis(labelAngle=-45 if len(order) > 10 else 0, labelOverlap=False)),
                      xOffset=alt.XOffset(f"{group}:N"),
-                     y=alt.Y(f"{y}:Q", scale=alt.Scale(type="symlog") if log else alt.Scale()),
+                     y=alt.Y(f"{y}:Q", scale=alt.Scale(type="symlog") if log else alt.Scale(), title=_title(y)),
                      color=alt.Color(f"{group}:N", scale=alt.Scale(domain=list(colours),
                                                                    range=list(colours.values())),
                                      legend=alt.Legend(orient="top", title=None, labelLimit=300)),
