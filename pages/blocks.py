@@ -46,10 +46,7 @@ def table_view():
             "covered_tokens": st.column_config.NumberColumn("covered tokens", format="localized"),
             "share": st.column_config.ProgressColumn("share of tokens", format="percent", min_value=0.0,
                                                      max_value=max(float(table["share"].max() or 0), 1e-9))})
-    rows = list(event.selection.rows) if event is not None and hasattr(event, "selection") else []
-    if rows and rows[0] < len(ids) and ids[rows[0]] != state.get("block"):
-        state.put("block", ids[rows[0]])
-        st.rerun()
+    widgets.open_selected(event, ids, "block")
 
 
 table_view()

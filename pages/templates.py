@@ -74,10 +74,7 @@ def table_view():
                                                      max_value=max(float(table["share"].max() or 0), 1e-9)),
             "df": st.column_config.NumberColumn(format="localized"),
             "occurrences": st.column_config.NumberColumn(format="localized")})
-    rows = list(event.selection.rows) if event is not None and hasattr(event, "selection") else []
-    if rows and rows[0] < len(ids) and ids[rows[0]] != state.get("template"):
-        state.put("template", ids[rows[0]])
-        st.rerun()
+    widgets.open_selected(event, ids, "template")
 
 
 table_view()

@@ -23,6 +23,14 @@ def opened(fetch, ids: list, key: str, what: str) -> dict:
     return row
 
 
+def open_selected(event, ids: list, key: str) -> None:
+    """A table's single-row selection opens that item (view-state ``key``)."""
+    rows = list(event.selection.rows) if event is not None and hasattr(event, "selection") else []
+    if rows and rows[0] < len(ids) and ids[rows[0]] != state.get(key):
+        state.put(key, ids[rows[0]])
+        st.rerun()
+
+
 def detail_picker(label: str, ids: list, labels: dict, current: int, prefix: str, key: str) -> None:
     """A picker of the item opened (by id, never by its label); choosing one
     writes view-state ``key``."""
