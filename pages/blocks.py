@@ -52,13 +52,8 @@ def table_view():
 table_view()
 
 # -- block detail -------------------------------------------------------------
-row = widgets.opened(lambda i: data.block_row(run_id, i), ids, "block", "block")
+row = widgets.detail(lambda i: data.block_row(run_id, i), table, "text", "block", "blocks", "Block detail")
 bid = int(row["block_id"])
-state.share()
-labels = dict(zip(ids, table["text"].to_list()))
-labels.setdefault(bid, row["text"])
-widgets.detail_picker("Block detail", ids, {k: " ".join(v.split()) for k, v in labels.items()}, bid, "blocks",
-                      "block")
 m1, m2, m3, m4 = st.columns(4)
 m1.metric("Covered tokens", f"{row['covered_tokens']:,}")
 m2.metric("Share of the index", f"{row['share']:.2%}")

@@ -99,12 +99,8 @@ def eaters():
 eaters()
 
 # -- phrase detail ---------------------------------------------------------
-row = widgets.opened(lambda i: data.phrase_row(run_id, i), ids, "phrase", "phrase")
+row = widgets.detail(lambda i: data.phrase_row(run_id, i), table, "phrase", "phrase", "phrases", "Phrase detail")
 pid = int(row["phrase_id"])
-state.share()
-labels = dict(zip(ids, table["phrase"].to_list()))
-labels.setdefault(pid, row["phrase"])
-widgets.detail_picker("Phrase detail", ids, labels, pid, "phrases", "phrase")
 
 st.subheader(f"«{render.md(row['phrase'][:200])}»")
 st.caption(f"length {row['length']} · df {row['df']:,} · {row['occurrences']:,} occurrences · "

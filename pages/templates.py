@@ -80,12 +80,9 @@ def table_view():
 table_view()
 
 # -- template detail ---------------------------------------------------------
-row = widgets.opened(lambda i: data.template_row(run_id, i), ids, "template", "template")
+row = widgets.detail(lambda i: data.template_row(run_id, i), table, "template", "template", "templates",
+                     "Template detail")
 tid = int(row["template_id"])
-state.share()
-labels = dict(zip(ids, table["template"].to_list()))
-labels.setdefault(tid, row["template"])
-widgets.detail_picker("Template detail", ids, labels, tid, "templates", "template")
 
 st.html(render.template_html(row["template"]))
 st.caption(f"{row['constant_tokens']} constant tokens · {row['slots']} slots of 1 to {row['max_slot']} tokens · "

@@ -23,6 +23,20 @@ def opened(fetch, ids: list, key: str, what: str) -> dict:
     return row
 
 
+def detail(fetch, table, column: str, key: str, prefix: str, title: str) -> dict:
+    """The detail of the item opened (view-state ``key``, else the table's
+    first): its row, after the URL is updated and the picker drawn (labelled
+    by the table's ``column``, on one line)."""
+    ids = table[f"{key}_id"].to_list()
+    row = opened(fetch, ids, key, key)
+    current = int(row[f"{key}_id"])
+    state.share()
+    labels = dict(zip(ids, table[column].to_list()))
+    labels.setdefault(current, row[column])
+    detail_picker(title, ids, {k: " ".join(str(v).split()) for k, v in labels.items()}, current, prefix, key)
+    return row
+
+
 def open_selected(event, ids: list, key: str) -> None:
     """A table's single-row selection opens that item (view-state ``key``)."""
     rows = list(event.selection.rows) if event is not None and hasattr(event, "selection") else []
