@@ -223,10 +223,19 @@ def documents_in_bin(store: Store, run_id: int, snapshot_id: str, site: str, b: 
         f"  ELSE 0 END * {int(bins)}), {int(bins) - 1})::INTEGER = ? ORDER BY contamination DESC, d.doc_id LIMIT ?",
         params)
 
+#: Why a span is highlighted: its phrase's (or template's) sites, and its block's
+#: id, share of the index, documents and sites (NULL for a run mined before blocks).
+_WHY = (", p.sites, p.block_id, b.share AS block_share, b.documents AS block_documents,"
+        " b.sites AS block_sites")
+
+
 def document_spans(store: Store, run_id: int, doc_index: int) -> pl.DataFrame:
+    """The covered spans of one document, each with its phrase, df and why it
+    is highlighted (:data:`_WHY`)."""
     return store.query(
-        "SELECT s.char_start, s.char_end, s.token_start, s.token_end, p.phrase, p.df FROM run_spans s"
+        "SELECT s.char_start, s.char_end, s.token_start, s.token_end, p.phrase, p.df" + _WHY + " FROM run_spans s"
         " JOIN run_phrases p ON p.run_id = s.run_id AND p.phrase_id = s.phrase_id"
+        " LEFT JOIN run_blocks b ON b.run_id = p.run_id AND b.block_id = p.block_id"
         " WHERE s.run_id = ? AND s.doc_index = ? ORDER BY s.char_start", [run_id, doc_index])
 
 
@@ -351,8 +360,9 @@ def document_template_spans(store: Store, run_id: int, doc_index: int) -> pl.Dat
     """The template occurrences of one document, shaped like :func:`document_spans`
     (the template's text under ``phrase``)."""
     return store.query(
-        "SELECT o.char_start, o.char_end, o.token_start, o.token_end, t.template AS phrase, t.df"
-        " FROM run_template_occurrences o JOIN run_templates t ON t.run_id = o.run_id AND t.template_id = o.template_id"
+        "SELECT o.char_start, o.char_end, o.token_start, o.token_end, p.template AS phrase, p.df" + _WHY +
+        " FROM run_template_occurrences o JOIN run_templates p ON p.run_id = o.run_id AND p.template_id = o.template_id"
+        " LEFT JOIN run_blocks b ON b.run_id = p.run_id AND b.block_id = p.block_id"
         " WHERE o.run_id = ? AND o.doc_index = ? ORDER BY o.char_start", [run_id, doc_index])
 
 

@@ -6,7 +6,7 @@ shows each cut struck through, and the covered spans can be walked one by one.
 import polars as pl
 import streamlit as st
 
-from engine.ui import boot, data, render, state
+from engine.ui import boot, data, nav, render, state
 
 boot.setup()
 sid, run_id = boot.need_run()
@@ -104,10 +104,13 @@ else:
             k += 1
         st.session_state["document.span"] = k
         cur = records[k]
-        nav3.caption(f"span {k + 1} of {len(records)}: {cur['kind']} «{render.md(cur['phrase'][:120])}» "
-                     f"(df {cur['df']})")
+        nav3.caption(f"span {k + 1} of {len(records)}: {render.md(render.why(cur, decisions.get(cur['phrase'])))}")
         st.html(render.span_context_html(text, cur["char_start"], cur["char_end"], 80))
+        if cur.get("block_id") is not None and st.button(
+                f"Open block {cur['block_id']}: its other occurrences, sites and decision", key="document.block"):
+            state.put("block", int(cur["block_id"]))
+            nav.switch("blocks", query_params=state.url_params())
     st.caption("Highlight colours: red = noise, green = keep, orange = unsure, yellow = undecided phrase, "
                "blue = undecided template (templates are underlined in blue whatever their decision); hover a "
-               "span for its phrase or template and df.")
+               "span for why it is highlighted (its phrase or template, df, sites, block).")
     st.html(render.highlight_html(text, records, decisions))

@@ -197,6 +197,16 @@ def test_document_page_highlights_and_escapes(store_dir):
     assert any("No document with doc_id 1000000000" in e.value for e in at.error)
     assert at.number_input(key="document.doc_id").value == other
     at.number_input(key="document.doc_id").set_value(int(doc)).run()
+    # why is this span highlighted: its phrase, df, sites and block, in the hover title and the walker
+    assert not at.exception, at.exception
+    html = "".join(h.value for h in at.html)
+    assert ('title="phrase «' in html or 'title="template «' in html) and " · block " in html
+    assert "of the index" in html and " documents, " in html
+    assert any("block " in c.value and "df " in c.value for c in at.caption)
+    at.button(key="document.block").click().run()
+    assert not at.exception and at.session_state["bs.block"] is not None
+    assert any(m.label == "Covered tokens" for m in at.metric), "the Blocks page opened on the span's block"
+    at.switch_page("pages/document.py").run()
     at.toggle(key="document.clean").set_value(True).run()
     assert not at.exception
     assert at.query_params["clean"] in ("1", ["1"])

@@ -46,13 +46,31 @@ def highlight_html(text: str, spans: list[dict], decisions: dict[str, str]) -> s
         best = max(cover, key=lambda s: (s["char_end"] - s["char_start"], s["phrase"]))
         decision = decisions.get(best["phrase"])
         is_tpl = best.get("kind") == "template"
-        what = "template " if is_tpl else ""
-        title = html.escape(f"{what}{best['phrase']}  (df {best['df']}, {decision or 'undecided'})", quote=True)
+        title = html.escape(why(best, decision), quote=True)
         colour = TEMPLATE_COLOUR if is_tpl and decision is None else COLOURS.get(decision, COLOURS[None])
         edge = f";border-bottom:2px solid {TEMPLATE_EDGE}" if is_tpl else ""
         out.append(f'<mark class="bs-span bs-{decision or "undecided"}{" bs-template" if is_tpl else ""}" '
                    f'style="background:{colour}{edge}" title="{title}">{piece}</mark>')
     return _doc_box("".join(out))
+
+
+def why(span: dict, decision: str | None) -> str:
+    """Why a span is highlighted, in one line: its phrase or template, df and
+    sites, its block (share of the index, documents, sites) and the decision."""
+    kind = "template" if span.get("kind") == "template" else "phrase"
+    text = str(span["phrase"])
+    text = text if len(text) <= 160 else text[:157] + "…"
+    parts = [f"{kind} «{text}»", f"df {span['df']:,}"]
+    if span.get("sites") is not None:
+        parts.append(f"{span['sites']:,} site{'s' if span['sites'] != 1 else ''}")
+    if span.get("block_id") is not None:
+        block = f"block {span['block_id']}"
+        if span.get("block_share") is not None:
+            block += (f": {span['block_share']:.2%} of the index, {span['block_documents']:,} documents, "
+                      f"{span['block_sites']:,} site{'s' if span['block_sites'] != 1 else ''}")
+        parts.append(block)
+    parts.append(decision or "undecided")
+    return " · ".join(parts)
 
 
 def ranked_labels(frame: pl.DataFrame, column: str, width: int) -> pl.DataFrame:
