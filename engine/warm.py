@@ -1,6 +1,7 @@
 """Warm numba's cache: compile every kernel once (``make install`` runs it)."""
 from __future__ import annotations
 
+import sys
 import time
 
 import numpy as np
@@ -19,8 +20,14 @@ from .templates import mine_templates
 from .tokenizer import tokenize_arrow
 
 
+def _say(step: int, what: str, t0: float) -> None:
+    """One line per group of kernels: a first install is not silent for a minute."""
+    print(f"numba: compiling {what} ({step}/5, {time.perf_counter() - t0:.0f} s so far)", file=sys.stderr, flush=True)
+
+
 def main() -> None:
     t = time.perf_counter()
+    _say(1, "the tokenizer and the miners' plans", t)
     tk = tokenize_arrow(pa.array(["Warm up, warm up.", None, "x"]), workers=1)
     in_memory, out_of_core = M.plan(4, 1 << 30), M.plan(4, 1)
     for used in ("bloomspan", "fhk"):
@@ -30,6 +37,8 @@ def main() -> None:
     # writable arrays (the API on fresh arrays) and read-only ones (a store's
     # memory-mapped arrays): numba compiles the two kinds apart
     for writable in (True, False):
+        _say(2 if writable else 3, f"the mining, blocks, cleaning and near-duplicate kernels "
+                                   f"({'fresh' if writable else 'stored'} arrays)", t)
         tokens = np.array([0, 1, 2, 0, 1, 2, 0, 1], np.int32)
         offsets = np.array([0, 3, 6, 8], np.int64)
         tokens.flags.writeable = offsets.flags.writeable = writable
@@ -50,8 +59,10 @@ def main() -> None:
         for scheme in ("bottom", "minhash"):
             for desc in ("shingles", "lexical"):
                 detect(tokens, offsets, np.arange(3), DedupConfig(method=desc, sketch=scheme, sketch_size=4, threshold=1))
+    _say(4, "the templates' kernels", t)
     KC.distinct_per_group(np.zeros(1, np.int64), np.ones(1, np.int64), np.zeros(1, np.int64), 1)
     mine_templates(np.array([0, 1, 5, 2, 3, 0, 1, 6, 2, 3], np.int32), np.array([0, 5, 10], np.int64), 2, 4, 2)
+    _say(5, "the coverage kernels", t)
     covered_runs(np.zeros(4, bool), np.zeros(1, np.int64), np.ones(1, np.int64), np.array([0, 4], np.int64))
     del tk
     print(f"numba kernels ready ({time.perf_counter() - t:.1f} s)")
