@@ -24,8 +24,18 @@ o1.metric("Repeated text", f"{100 * summary.get('coverage', 0):.1f}% of tokens")
 o2.metric("Documents", f"{summary.get('documents', 0):,}")
 o3.metric("Sites", f"{len(all_sites):,}")
 g1, g2 = st.columns(2)
-eaters = data.phrase_table(run_id, limit=10)
-if eaters.height:
+# the eaters are blocks, by the tokens they cover (each counted once); a run
+# mined before blocks existed falls back to its phrases by Ψ
+blocks = data.block_table(run_id, sid, "", 10)
+eaters = data.phrase_table(run_id, limit=10) if not blocks.height else None
+if blocks.height:
+    top = render.ranked_labels(blocks.with_columns(pl.col("text").str.replace_all(r"\s+", " ")), "text", 45)
+    g1.altair_chart(render.hbar(top.select("label", "covered_tokens", "text", "documents", "sites"), "covered_tokens",
+                                "label", "The ten biggest index eaters (blocks, by the tokens they cover)",
+                                x_title="tokens covered (each counted once)",
+                                tooltip=["text", "covered_tokens", "documents", "sites"]), width="stretch",
+                    key="sites.eaters")
+elif eaters.height:
     top = render.ranked_labels(eaters, "phrase", 45)
     g1.altair_chart(render.hbar(top.select("label", "psi", "phrase", "df"), "psi", "label",
                                 "The ten biggest index eaters (Ψ = length × df)", x_title="Ψ",

@@ -747,3 +747,23 @@ def test_chart_axes_keep_every_label_and_readable_titles():
                                colours={"a": "#000", "b": "#fff"}).to_dict()
     assert spec["encoding"]["x"]["axis"]["labelOverlap"] is False
     assert spec["encoding"]["y"]["title"] == "documents share"
+
+
+def test_sites_page_eaters_are_blocks_by_covered_tokens(store_dir):
+    """Issue 24: the index eaters are ranked by the tokens they really cover
+    (blocks, each token once), not by Ψ = length × df, which counts the same
+    tokens again for every variant of one sidebar."""
+    at = app("pages/sites.py")
+    run = at.session_state["bs.run"]
+    def walk(node):
+        for child in getattr(node, "children", {}).values():
+            yield child
+            yield from walk(child)
+    charts = [e for e in walk(at.main) if getattr(e, "type", "") in ("arrow_vega_lite_chart", "vega_lite_chart")]
+    eaters = [c for c in charts if "index eaters" in str(c.proto)]
+    assert eaters, [getattr(e, "type", "") for e in walk(at.main)]
+    proto = str(eaters[0].proto)
+    assert "blocks, by the tokens they cover" in proto and "covered_tokens" in proto
+    want = peek(store_dir, "SELECT covered_tokens FROM run_blocks WHERE run_id = ?"
+                " ORDER BY covered_tokens DESC, block_id LIMIT 1", [run])["covered_tokens"].to_list()
+    assert want
