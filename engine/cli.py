@@ -13,7 +13,7 @@ import threading
 
 from tqdm import tqdm
 
-from .constants import (ALGOS, MALLOC_ARENAS, DEFAULT_ADDRESS, DEFAULT_ALGO, DEFAULT_DB, DEFAULT_MAX_SLOT, DEFAULT_MIN_LEN, DEFAULT_PORT,
+from .constants import (ALGOS, DEFAULT_ADDRESS, DEFAULT_ALGO, DEFAULT_DB, DEFAULT_MAX_SLOT, DEFAULT_MIN_LEN, DEFAULT_PORT,
                         DEFAULT_SIGMA, VERSION)
 from .errors import BoilerscopeError
 from .neardup import DESCRIPTIONS, SCHEMES, DedupConfig
@@ -348,23 +348,7 @@ def main(argv: list[str] | None = None) -> int:
     return result["status"]
 
 
-def _fewer_malloc_arenas() -> None:
-    """Two malloc arenas for the process (glibc; elsewhere nothing): with one
-    arena per thread (DuckDB's, the reader's, the tokenizer's), freed chunks
-    stay spread over many arenas and an ingest's peak memory grew with the
-    input (4x webdocs: 1.86 GiB, 1.29 GiB with two arenas, as fast).  Before
-    any thread starts; ``MALLOC_ARENA_MAX`` in the environment wins."""
-    if os.environ.get("MALLOC_ARENA_MAX") or not sys.platform.startswith("linux"):
-        return
-    try:
-        import ctypes
-        ctypes.CDLL("libc.so.6").mallopt(-8, MALLOC_ARENAS)  # M_ARENA_MAX
-    except (OSError, AttributeError):
-        pass
-
-
 def entry() -> None:
-    _fewer_malloc_arenas()
     sys.exit(main())
 
 

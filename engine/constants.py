@@ -59,8 +59,6 @@ PARQUET_BUFFER_BYTES = 8 << 20
 #: up to 80% of RAM otherwise: +1.2 GB at 4x webdocs); restored afterwards.
 #: More is not faster (4x webdocs: 35-37 s with 512MB, 1GB or 2GB; peak 1.8, 1.9, 2.3-2.6 GiB).
 INGEST_DUCKDB_MEMORY = "512MB"
-#: glibc malloc arenas of the command line's process (engine.cli).
-MALLOC_ARENAS = 2
 
 #: Where ``boilerscope dashboard`` serves by default.
 DEFAULT_PORT = 8501
