@@ -186,6 +186,25 @@ class Blocks:
                                  np.ascontiguousarray(order, np.int64), np.ascontiguousarray(lo, np.int64),
                                  np.ascontiguousarray(hi, np.int64), base + start, base + end)
 
+    def remapped(self, doc_of: np.ndarray, pos_in_doc: np.ndarray, doc_offsets: np.ndarray) -> "Blocks":
+        """The same blocks on another layout of the same documents (the
+        covered tokens only, or pseudo-documents of segments): ``doc_of``
+        maps each document here to its index there, ``pos_in_doc`` each
+        token position here (covered ones at least) to its position in its
+        document there; ``doc_offsets`` is the other layout's.  A piece lies
+        inside one run of covered tokens, which both layouts keep whole."""
+        here = self.doc_offsets
+        doc_of, pos_in_doc = np.asarray(doc_of, np.int64), np.asarray(pos_in_doc, np.int64)
+        ps = pos_in_doc[here[self.piece_doc] + self.piece_start]
+        pe = pos_in_doc[here[self.piece_doc] + self.piece_end - 1] + 1
+        pd = doc_of[self.piece_doc]
+        o = np.lexsort((ps, pd))  # by document, then start, in the other layout
+        return Blocks(piece_doc=pd[o], piece_start=ps[o], piece_end=pe[o], piece_block=self.piece_block[o],
+                      covered_tokens=self.covered_tokens, documents=self.documents, rep_doc=doc_of[self.rep_doc],
+                      rep_start=pos_in_doc[here[self.rep_doc] + self.rep_start],
+                      rep_end=pos_in_doc[here[self.rep_doc] + self.rep_end - 1] + 1,
+                      doc_offsets=np.asarray(doc_offsets, np.int64))
+
     def token_blocks(self) -> np.ndarray:
         """The block of every token position of the corpus (-1: uncovered)."""
         n = int(self.doc_offsets[-1])
@@ -388,21 +407,12 @@ def find_blocks_in_coverage(tokens: np.ndarray, doc_offsets: np.ndarray, sigma: 
     kept = tokens[pos]
     compact[out_pos] = kept
     compact[out_pos[sep] - 1] = int(kept.max()) + 1 if kept.shape[0] else 0
-    within = np.full(size, -1, np.int64)                     # compact position -> corpus position
-    within[out_pos] = pos
+    pos_in_doc = np.full(size, -1, np.int64)                 # compact position -> position in its document
+    pos_in_doc[out_pos] = pos - doc_offsets[doc]
     per_doc = np.bincount(doc, minlength=n_docs) + np.bincount(doc[sep], minlength=n_docs)
     c_offsets = np.zeros(n_docs + 1, np.int64)
     np.cumsum(per_doc, out=c_offsets[1:])
     mask = np.zeros(size, bool)
     mask[out_pos] = True
     b = find_blocks(compact, c_offsets, sigma, min_len, progress=progress, within=mask, doc_key=doc_key)
-    # back to the documents' positions: a piece lies inside one run
-    g_start = within[c_offsets[b.piece_doc] + b.piece_start]
-    g_end = within[c_offsets[b.piece_doc] + b.piece_end - 1] + 1
-    r_start = within[c_offsets[b.rep_doc] + b.rep_start]
-    r_end = within[c_offsets[b.rep_doc] + b.rep_end - 1] + 1
-    base = doc_offsets[b.piece_doc]
-    rbase = doc_offsets[b.rep_doc]
-    return Blocks(piece_doc=b.piece_doc, piece_start=g_start - base, piece_end=g_end - base,
-                  piece_block=b.piece_block, covered_tokens=b.covered_tokens, documents=b.documents,
-                  rep_doc=b.rep_doc, rep_start=r_start - rbase, rep_end=r_end - rbase, doc_offsets=doc_offsets)
+    return b.remapped(np.arange(n_docs, dtype=np.int64), pos_in_doc, doc_offsets)

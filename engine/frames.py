@@ -70,8 +70,8 @@ def block_frames(blocks, doc_offsets, span_start, span_end, doc_ids, sites: list
         coverage), by covered_tokens descending, then block_id
     spans : block_id, doc_id, start, end (tokens in the document, end
         exclusive), char_start, char_end; by block_id, doc_id, start
-    store_blocks, store_spans : the store's rows (run_blocks, run_block_spans
-        without run_id; spans by doc_index)
+    store_spans : the store's run_block_spans rows (without run_id; by
+        doc_index); the store's run_blocks rows are ``blocks``
     """
     doc_offsets = np.asarray(doc_offsets, np.int64)
     doc_ids = np.asarray(doc_ids, np.int64)
@@ -112,7 +112,7 @@ def block_frames(blocks, doc_offsets, span_start, span_end, doc_ids, sites: list
              .select("block_id", "doc_id", pl.col("token_start").alias("start"), pl.col("token_end").alias("end"),
                      "char_start", "char_end")
              .sort("block_id", "doc_id", "start"))
-    return table, spans, table, store_spans
+    return table, spans, store_spans
 
 
 def phrase_frames(tokens, doc_offsets, vocab, doc_sites: pl.Series, res, node_block=None):

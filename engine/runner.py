@@ -156,7 +156,7 @@ def mine_snapshot(st, sid: str, params: RunParams, *, results: ResultSet | None 
         blocks = find_blocks(tokens, doc_offsets, sigma, params.min_len, occurrences, progress=report,
                              within=phrase_mask, doc_key=meta["doc_id"].to_numpy())
     node_block = F.node_blocks(blocks, doc_offsets, res)
-    bfile, bspans, store_blocks, store_bspans = F.block_frames(
+    bfile, bspans, store_bspans = F.block_frames(
         blocks, doc_offsets, arrays.span_start, arrays.span_end, meta["doc_id"].to_numpy(), meta["site"].to_list(),
         n_tokens, st.text_slices(sid, *F.block_char_ranges(blocks, doc_offsets, arrays.span_start, arrays.span_end)),
         node_block, np.asarray(res.node_max, bool))
@@ -170,7 +170,7 @@ def mine_snapshot(st, sid: str, params: RunParams, *, results: ResultSet | None 
         for arr in (arrays.tokens, arrays.span_start, arrays.span_end):
             Pager(arr).release()
     timings["results"] = time.perf_counter() - t
-    store_frames = {"run_blocks": store_blocks, "run_block_spans": store_bspans}
+    store_frames = {"run_blocks": bfile, "run_block_spans": store_bspans}
     files = {"blocks.parquet": bfile, "block_spans.parquet": bspans}
     if tf is not None:
         so = tf.store_occurrences

@@ -90,7 +90,7 @@ import pyarrow.compute as pc
 
 from . import frames
 from .constants import COMPRESSED_JSONL_SUFFIXES, VERSION, WARC_SUFFIXES, WET_SUFFIXES
-from .blocks import find_blocks, find_blocks_in_coverage
+from .blocks import find_blocks
 from .coverage import ranges_mask
 from .errors import BoilerscopeError, first_line
 from .snapshot import suffix_of
@@ -261,11 +261,11 @@ def _paths(source: str) -> list[str]:
     return resolve_source(source)
 
 
-def check_shards(source: str) -> dict:
+def check_shards(source: str, paths: list[str]) -> dict:
     """The shards' checks that need no Spark (local Parquet: readable footers,
-    the same columns, a text column), before the JVM starts.  Returns each
-    Parquet shard's first row number in the snapshot (real path -> row)."""
-    paths = _paths(source)
+    the same columns, a text column), before the JVM starts; ``paths`` are
+    the source's files (:func:`_paths`).  Returns each Parquet shard's first
+    row number in the snapshot (real path -> row)."""
     if python_read(paths):
         if "://" in source:
             raise BoilerscopeError(f"{source}: the Spark engine reads {suffix_of(paths[0].lower()) or 'these'} files "
@@ -418,10 +418,9 @@ def python_documents(spark, source: str, paths: list[str]):
     return rows_.select("doc_id", "text", "url", "site"), rows, replaced
 
 
-def read_documents(spark, source: str, offsets: dict):
+def read_documents(spark, source: str, paths: list[str], offsets: dict):
     """Step 1: a DataFrame with doc_id, text, and url / site when present."""
     import pyspark.sql.functions as F
-    paths = _paths(source)
     low = paths[0].lower().rstrip("/")
     try:
         if low.endswith(".jsonl") or low.endswith(".json"):
@@ -468,7 +467,8 @@ def mine_spark(source: str, sigma, min_len: int, out: str | None, master: str | 
                                "out", "db")
     params = RunParams(sigma=sigma, min_len=min_len).checked()
     min_len = params.min_len
-    offsets = check_shards(source)
+    paths = _paths(source)  # resolved once: a glob or folder is listed here only
+    offsets = check_shards(source, paths)
     held, replaced = None, 0  # the executors' copy of the documents (Python-read formats)
     own = spark is None
     spark = spark or session(master)
@@ -477,10 +477,10 @@ def mine_spark(source: str, sigma, min_len: int, out: str | None, master: str | 
     try:
         import pyspark.sql.functions as F
         t = time.perf_counter()
-        if python_read(_paths(source)):
-            docs, held, replaced = python_documents(spark, source, _paths(source))
+        if python_read(paths):
+            docs, held, replaced = python_documents(spark, source, paths)
         else:
-            docs = read_documents(spark, source, offsets)
+            docs = read_documents(spark, source, paths, offsets)
         try:
             n_docs = docs.count()
             dup = docs.groupBy("doc_id").count().filter("count > 1").limit(1).collect()
@@ -551,7 +551,7 @@ def mine_spark(source: str, sigma, min_len: int, out: str | None, master: str | 
             write_result_set(out, files, "summary.json", summary.to_dict())
         else:
             stage("store", 0.8)
-            store_run(db, source, meta, offsets, within, res, allp, occ, summary, files, out, timings, t0,
+            store_run(db, source, meta, offsets, within, res, blocks, allp, occ, summary, files, out, timings, t0,
                       progress=progress)
         stage("done", 1.0)
         return summary
@@ -562,7 +562,7 @@ def mine_spark(source: str, sigma, min_len: int, out: str | None, master: str | 
             spark.stop()
 
 
-def store_run(db: str, source: str, meta: pl.DataFrame, offsets, within, res, allp: pl.DataFrame,
+def store_run(db: str, source: str, meta: pl.DataFrame, offsets, within, res, blocks, allp: pl.DataFrame,
               occ: pl.DataFrame, summary: RunSummary, files: dict, out: str | None, timings: dict, t0: float,
               progress=None) -> int:
     """Put a Spark run into the store ``db``, as the local engine's run of the
@@ -580,7 +580,8 @@ def store_run(db: str, source: str, meta: pl.DataFrame, offsets, within, res, al
     timings["ingest"] = time.perf_counter() - t
     t = time.perf_counter()
     with Store(db) as st:
-        docs = st.documents_meta(sid).select("doc_index", "doc_id", "n_tokens").sort("doc_id")
+        store_meta = st.documents_meta(sid)  # by doc_index
+        docs = store_meta.select("doc_index", "doc_id", "n_tokens").sort("doc_id")
         if (docs.height != meta.height or docs["doc_id"].to_list() != meta["doc_id"].to_list()
                 or docs["n_tokens"].to_list() != meta["n_tokens"].to_list()):
             raise BoilerscopeError(f"{source}: the store's snapshot {sid} does not hold the documents Spark read "
@@ -600,18 +601,12 @@ def store_run(db: str, source: str, meta: pl.DataFrame, offsets, within, res, al
                                  "covered_tokens": covered})
         spans = frames.spans_frame(store_offsets, arrays.span_start, arrays.span_end,
                                 snap_pos[np.asarray(res.rng_pos, np.int64)], res.rng_len, res.rng_node)
-        # the blocks with their text as written: on the store's arrays (the
-        # same partition and numbering as on the pseudo-documents)
-        sp = snap_pos[np.asarray(res.rng_pos, np.int64)]
-        tokens = np.ascontiguousarray(arrays.tokens)
-        store_meta = st.documents_meta(sid)
-        blocks = find_blocks_in_coverage(
-            tokens, store_offsets, summary.sigma, summary.min_len,
-            ranges_mask(tokens.shape[0], sp, sp + np.asarray(res.rng_len, np.int64)),
-            doc_key=store_meta["doc_id"].to_numpy())
-        bfile, bspans, store_blocks, store_bspans = frames.block_frames(
+        # the pseudo-documents' blocks at the documents' own positions, their
+        # text as written cut from the store
+        blocks = blocks.remapped(doc_index, within, store_offsets)
+        bfile, bspans, store_bspans = frames.block_frames(
             blocks, store_offsets, arrays.span_start, arrays.span_end, store_meta["doc_id"].to_numpy(),
-            store_meta["site"].to_list(), int(tokens.shape[0]),
+            store_meta["site"].to_list(), int(store_offsets[-1]),
             st.text_slices(sid, *frames.block_char_ranges(blocks, store_offsets, arrays.span_start, arrays.span_end)),
             allp["block_id"].fill_null(-1).to_numpy(), allp["maximal"].to_numpy())
         files = {**files, "blocks.parquet": bfile, "block_spans.parquet": bspans}
@@ -619,7 +614,7 @@ def store_run(db: str, source: str, meta: pl.DataFrame, offsets, within, res, al
         timings["results"] = time.perf_counter() - t
         return publish_run(st, sid, summary.sigma, summary.min_len, "bloomspan", {
             "run_phrases": allp, "run_occurrences": occ, "run_documents": run_docs,
-            "run_spans": spans, "run_blocks": store_blocks, "run_block_spans": store_bspans},
+            "run_spans": spans, "run_blocks": bfile, "run_block_spans": store_bspans},
             summary, files, result_set(out), timings, t0)
 
 

@@ -15,6 +15,16 @@ POLY = np.uint64(0x9E3779B97F4A7C15)
 
 
 @njit(**NJIT)
+def same_tokens(tokens, a, b, n):
+    """True when the ``n`` tokens from ``a`` equal the ``n`` tokens from ``b``
+    (a hash match is always checked with it: a hash is never trusted)."""
+    for j in range(n):
+        if tokens[a + j] != tokens[b + j]:
+            return False
+    return True
+
+
+@njit(**NJIT)
 def gram_hashes(tokens, doc_offsets, L, within, use_within):
     """A 64-bit hash of the L-gram starting at each position (a polynomial
     rolling hash, finalised by ``mix64``), and whether an L-gram starts there:
@@ -169,15 +179,8 @@ def group_grams(tokens, doc_offsets, h, ok, L, n_ok):
                     ghash[g] = x
                     glast[g] = -1
                     break
-                if ghash[g] == x:
-                    r = gpos[g]
-                    same = True
-                    for j in range(L):
-                        if tokens[r + j] != tokens[s + j]:
-                            same = False
-                            break
-                    if same:
-                        break
+                if ghash[g] == x and same_tokens(tokens, gpos[g], s, L):
+                    break
                 k = (k + 1) & np.int64(mask)
             if glast[g] != d:
                 glast[g] = d
@@ -449,14 +452,9 @@ def block_stats(tokens, ss, se, sd, sb, n_blocks):
                 break
             if ghash[g] == x:
                 r = grep[g]
-                if sb[r] == blk and se[r] - ss[r] == se[i] - ss[i]:
-                    same = True
-                    for j in range(se[i] - ss[i]):
-                        if tokens[ss[r] + j] != tokens[ss[i] + j]:
-                            same = False
-                            break
-                    if same:
-                        break
+                n = se[i] - ss[i]
+                if sb[r] == blk and se[r] - ss[r] == n and same_tokens(tokens, ss[r], ss[i], n):
+                    break
             k = (k + 1) & np.int64(mask)
         gcount[g] += 1
     best = np.full(n_blocks, -1, np.int64)
