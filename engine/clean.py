@@ -19,9 +19,9 @@ So nothing an analyst kept is lost.  Cuts remove the original characters of
 the cut tokens (from the first character of a run of cut tokens to the last)
 and leave one space, so the words on both sides never merge into one token.
 
-Complexity: O(n * L) for the phrase scan (an FNV-1a hash of the L-token
-window at each position, recomputed, looked up by binary search among the
-stop L-grams and confirmed token by token); O(n log k) for the template scan
+Complexity: O(n) for the phrase scan (a polynomial rolling hash of the
+L-token window at each position, a bit-set filter over the stop L-grams'
+hashes, and only where it passes a binary search confirmed token by token); O(n log k) for the template scan
 plus a backtracking match (at most W ** slots steps) at each position whose
 token begins one of the k templates; O(text) to rebuild the cut documents.
 """
@@ -40,30 +40,107 @@ from .errors import BoilerscopeError, first_line
 from .kernels import clean as K
 
 
-def stop_grams(noise: list[str], keep: list[str], vocab_ids: dict[str, int], L: int) -> np.ndarray:
-    """The L-grams (token-id rows) inside a noise phrase and inside no keep phrase."""
-    def grams(phrases):
-        out = set()
-        for ph in phrases:
-            ids = [vocab_ids.get(t) for t in ph.split(" ")]
-            if any(i is None for i in ids):
-                continue  # a token this snapshot never has: the phrase cannot occur
-            for i in range(len(ids) - L + 1):
-                out.add(tuple(ids[i:i + L]))
-        return out
+def phrase_ids(phrase: str, vocab_ids: dict[str, int]) -> np.ndarray | None:
+    """Token ids of a phrase, or None when one of its tokens is not in the
+    snapshot's vocabulary (the phrase cannot occur there)."""
+    ids = [vocab_ids.get(t) for t in phrase.split(" ")]
+    return None if any(i is None for i in ids) else np.array(ids, np.int32)
 
-    rows = sorted(grams(noise) - grams(keep))
-    return np.array(rows, np.int32).reshape(len(rows), L)
+
+def stop_grams(noise: list[str], keep: list[str], vocab_ids: dict[str, int], L: int) -> np.ndarray:
+    """The distinct L-grams (token-id rows, in hash order) inside a noise phrase and inside no keep phrase."""
+    table = GramTable.build([noise], keep, vocab_ids, L)
+    return table.grams[~table.kept]
+
+
+def _filter_bits(m: int) -> int:
+    """Bits of the hash filter for m grams: about 16 bits a gram, 2 ** 16 at least."""
+    return max(16, int(m).bit_length() + 4)
+
+
+class GramTable:
+    """The distinct L-grams of groups of phrases, sorted by their rolling hash.
+
+    ``grams`` (m, L) int32 rows, ``hashes`` sorted, ``kept`` (a gram of a keep
+    phrase: nobody's), and the groups owning each gram
+    (``owners[owner_ptr[g]:owner_ptr[g + 1]]``), a hash filter over them.
+    """
+
+    def __init__(self, grams, hashes, kept, owner_ptr, owners, L: int):
+        self.grams, self.hashes, self.kept = grams, hashes, kept
+        self.owner_ptr, self.owners, self.L = owner_ptr, owners, L
+        self.bits = _filter_bits(hashes.shape[0])
+        self.words = K.gram_filter(hashes, self.bits)
+
+    def classes(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(class of each gram, -1 when kept; class_ptr; class_owners): grams
+        with the same owners share a class."""
+        seen: dict[bytes, int] = {}
+        gram_class = np.full(self.hashes.shape[0], -1, np.int64)
+        ptr, members = [0], []
+        for g in np.flatnonzero(~self.kept).tolist():
+            own = self.owners[self.owner_ptr[g]:self.owner_ptr[g + 1]]
+            key = own.tobytes()
+            c = seen.get(key)
+            if c is None:
+                c = seen[key] = len(ptr) - 1
+                members.append(own)
+                ptr.append(ptr[-1] + own.shape[0])
+            gram_class[g] = c
+        owners = np.concatenate(members) if members else np.zeros(0, np.int64)
+        return gram_class, np.array(ptr, np.int64), owners
+
+    @classmethod
+    def build(cls, groups: list[list[str]], keep: list[str], vocab_ids: dict[str, int], L: int) -> "GramTable":
+        """Grams of each group of phrases (owner = the group's index) and of the keep phrases (owner -1)."""
+        rows, owner = [], []
+        for o, phrases in [(-1, keep)] + list(enumerate(groups)):
+            for ph in phrases:
+                ids = phrase_ids(ph, vocab_ids)
+                if ids is None or ids.shape[0] < L:
+                    continue
+                rows.append(np.lib.stride_tricks.sliding_window_view(ids, L))
+                owner.append(np.full(ids.shape[0] - L + 1, o, np.int64))
+        grams = np.ascontiguousarray(np.concatenate(rows), np.int32) if rows else np.zeros((0, L), np.int32)
+        owner = np.concatenate(owner) if owner else np.zeros(0, np.int64)
+        hashes = K.gram_hashes(grams, L)
+        order = np.lexsort((owner, hashes))
+        grams, hashes, owner = np.ascontiguousarray(grams[order]), hashes[order], owner[order]
+        rep = K.gram_groups(hashes, grams)
+        order = np.lexsort((owner, rep))  # one gram's rows together, owner -1 (keep) first
+        rep, owner = rep[order], owner[order]
+        distinct = np.concatenate(([True], (rep[1:] != rep[:-1]) | (owner[1:] != owner[:-1])))[:rep.shape[0]]
+        rep, owner = rep[distinct], owner[distinct]  # a gram twice in a phrase: one owner row
+        first = np.flatnonzero(np.concatenate(([True], rep[1:] != rep[:-1]))[:rep.shape[0]])
+        kept = owner[first] == -1
+        owner_ptr = np.append(first, rep.shape[0]).astype(np.int64)
+        return cls(np.ascontiguousarray(grams[rep[first]]), hashes[rep[first]], kept, owner_ptr,
+                   owner.astype(np.int64), L)
+
+    def mask(self, tokens, doc_offsets) -> np.ndarray:
+        """uint8 mask of the positions inside an occurrence of a gram nobody keeps."""
+        use = ~self.kept
+        hashes = self.hashes[use]
+        return K.mark_cut(tokens, doc_offsets, self.L, hashes, np.ascontiguousarray(self.grams[use]),
+                          K.gram_filter(hashes, _filter_bits(hashes.shape[0])), _filter_bits(hashes.shape[0]))
+
+    def counts(self, tokens, doc_offsets, n_owners: int, shield: np.ndarray) -> np.ndarray:
+        """Positions each owner's grams cover (each once per owner), outside ``shield``."""
+        gram_class, class_ptr, class_owners = self.classes()
+        return K.count_cut(tokens, doc_offsets, self.L, self.hashes, self.grams, self.words, self.bits,
+                           gram_class, class_ptr, class_owners, n_owners, shield)
 
 
 def cut_mask(tokens, doc_offsets, L: int, grams: np.ndarray) -> np.ndarray:
-    """uint8 mask of the cut token positions."""
+    """uint8 mask of the positions inside an occurrence of one of the L-gram rows ``grams``."""
     tokens = np.ascontiguousarray(tokens, dtype=np.int32)
     doc_offsets = np.ascontiguousarray(doc_offsets, dtype=np.int64)
     grams = np.ascontiguousarray(grams, dtype=np.int32).reshape(-1, L)
     hashes = K.gram_hashes(grams, L)
     order = np.argsort(hashes, kind="stable")
-    return K.mark_cut(tokens, doc_offsets, L, hashes[order], np.ascontiguousarray(grams[order]))
+    bits = _filter_bits(grams.shape[0])
+    return K.mark_cut(tokens, doc_offsets, L, hashes[order], np.ascontiguousarray(grams[order]),
+                      K.gram_filter(hashes, bits), bits)
 
 
 def is_template(text: str) -> bool:
@@ -71,24 +148,37 @@ def is_template(text: str) -> bool:
     return SLOT_TEXT in text.split(" ")
 
 
+def _patterns(templates: list[str], vocab_ids: dict[str, int]):
+    """Template patterns for the kernels: (pats, pat_off, firsts sorted, order,
+    index in ``templates`` of each pattern).  A template with a token the
+    snapshot never has, or beginning or ending with a slot, cannot occur: it
+    gets no pattern."""
+    pats, off, used = [], [0], []
+    for n, text in enumerate(templates):
+        ids = [K.SLOT if t == SLOT_TEXT else vocab_ids.get(t) for t in text.split(" ")]
+        if not ids or any(i is None for i in ids) or ids[0] == K.SLOT or ids[-1] == K.SLOT:
+            continue
+        pats.extend(ids)
+        off.append(len(pats))
+        used.append(n)
+    pats_a = np.array(pats, np.int32)
+    off_a = np.array(off, np.int64)
+    firsts = pats_a[off_a[:-1]] if off_a.shape[0] > 1 else np.zeros(0, np.int32)
+    order = np.argsort(firsts, kind="stable").astype(np.int64)
+    return pats_a, off_a, np.ascontiguousarray(firsts[order]), order, np.array(used, np.int64)
+
+
 def template_mask(tokens, doc_offsets, templates: list[str], vocab_ids: dict[str, int], max_slot: int) -> np.ndarray:
     """uint8 mask of the positions inside an occurrence of one of the
     templates (``*`` = 1 to ``max_slot`` tokens; occurrences stay in one document)."""
     tokens = np.ascontiguousarray(tokens, dtype=np.int32)
     doc_offsets = np.ascontiguousarray(doc_offsets, dtype=np.int64)
-    pats, off = [], [0]
-    for text in templates:
-        ids = [K.SLOT if t == SLOT_TEXT else vocab_ids.get(t) for t in text.split(" ")]
-        if not ids or any(i is None for i in ids) or ids[0] == K.SLOT or ids[-1] == K.SLOT:
-            continue  # a token this snapshot never has, or not a template: it cannot occur
-        pats.extend(ids)
-        off.append(len(pats))
-    pats_a = np.array(pats, np.int32)
-    off_a = np.array(off, np.int64)
-    firsts = pats_a[off_a[:-1]] if off_a.shape[0] > 1 else np.zeros(0, np.int32)
-    order = np.argsort(firsts, kind="stable").astype(np.int64)
-    return K.mark_templates(tokens, doc_offsets, pats_a, off_a, np.ascontiguousarray(firsts[order]), order,
-                            int(max_slot))
+    pats, off, firsts, order, _ = _patterns(templates, vocab_ids)
+    return K.mark_templates(tokens, doc_offsets, pats, off, firsts, order, int(max_slot))
+
+
+def _split(decisions: list[str]) -> tuple[list[str], list[str]]:
+    return [p for p in decisions if not is_template(p)], [p for p in decisions if is_template(p)]
 
 
 def decision_cut(tokens, doc_offsets, L: int, noise: list[str], keep: list[str], vocab_ids: dict[str, int],
@@ -96,19 +186,48 @@ def decision_cut(tokens, doc_offsets, L: int, noise: list[str], keep: list[str],
     """uint8 mask of the positions the decisions cut (the module's rule)."""
     tokens = np.ascontiguousarray(tokens, dtype=np.int32)
     doc_offsets = np.ascontiguousarray(doc_offsets, dtype=np.int64)
-    noise_p = [p for p in noise if not is_template(p)]
-    keep_p = [p for p in keep if not is_template(p)]
-    noise_t = [p for p in noise if is_template(p)]
-    keep_t = [p for p in keep if is_template(p)]
-    cut = cut_mask(tokens, doc_offsets, L, stop_grams(noise_p, keep_p, vocab_ids, L))
+    (noise_p, noise_t), (keep_p, keep_t) = _split(noise), _split(keep)
+    cut = GramTable.build([noise_p], keep_p, vocab_ids, L).mask(tokens, doc_offsets)
     if not noise_t and not keep_t:
         return cut
     kept = template_mask(tokens, doc_offsets, keep_t, vocab_ids, max_slot).astype(bool)
     out = cut.astype(bool) & ~kept
     if noise_t:
-        shielded = cut_mask(tokens, doc_offsets, L, stop_grams(keep_p, [], vocab_ids, L)).astype(bool) | kept
+        shielded = GramTable.build([keep_p], [], vocab_ids, L).mask(tokens, doc_offsets).astype(bool) | kept
         out |= template_mask(tokens, doc_offsets, noise_t, vocab_ids, max_slot).astype(bool) & ~shielded
     return out.astype(np.uint8)
+
+
+def decision_counts(tokens, doc_offsets, L: int, noise: list[str], keep: list[str], vocab_ids: dict[str, int],
+                    max_slot: int = DEFAULT_MAX_SLOT) -> np.ndarray:
+    """Tokens each noise decision cuts on its own, the keep decisions still
+    winning: ``decision_counts(...)[i] == decision_cut(..., [noise[i]], keep, ...).sum()``.
+
+    One rolling-hash scan of the tokens for all the noise phrases together
+    (each L-gram knows the phrases it belongs to) and one template scan for
+    all the noise templates, whatever the number of decisions: O(n + matches
+    x decisions sharing the matched gram).
+    """
+    tokens = np.ascontiguousarray(tokens, dtype=np.int32)
+    doc_offsets = np.ascontiguousarray(doc_offsets, dtype=np.int64)
+    (keep_p, keep_t) = _split(keep)
+    where_p = [i for i, p in enumerate(noise) if not is_template(p)]
+    where_t = [i for i, p in enumerate(noise) if is_template(p)]
+    out = np.zeros(len(noise), np.int64)
+    none = np.zeros(0, np.uint8)
+    kept = template_mask(tokens, doc_offsets, keep_t, vocab_ids, max_slot) if keep_t else none
+    if where_p:
+        table = GramTable.build([[noise[i]] for i in where_p], keep_p, vocab_ids, L)
+        out[where_p] = table.counts(tokens, doc_offsets, len(where_p), kept)
+    if where_t:
+        shield = GramTable.build([keep_p], [], vocab_ids, L).mask(tokens, doc_offsets)
+        if keep_t:
+            shield |= kept
+        pats, off, firsts, order, used = _patterns([noise[i] for i in where_t], vocab_ids)
+        counts = K.count_templates(tokens, doc_offsets, pats, off, firsts, order, int(max_slot),
+                                   used.shape[0], shield if shield.any() else none)
+        out[np.array(where_t, np.int64)[used]] = counts
+    return out
 
 
 def cut_text(text: str, span_start, span_end, cut) -> str:

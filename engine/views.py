@@ -16,7 +16,7 @@ import json
 import numpy as np
 import polars as pl
 
-from .clean import decision_cut, stoplist_frames
+from .clean import decision_counts, decision_cut, stoplist_frames
 from .constants import DEFAULT_MAX_SLOT, DEFAULT_MIN_LEN
 from .store import Store
 
@@ -471,8 +471,8 @@ def tokens_cut(store: Store, snapshot_id: str, min_len: int, noise, keep, max_sl
     vocab_ids = vocabulary_ids(store, snapshot_id) if vocab_ids is None else vocab_ids
     arrays = store.arrays(snapshot_id)
     tokens, offsets = np.asarray(arrays.tokens), np.asarray(arrays.doc_offsets)
-    return [int(decision_cut(tokens, offsets, int(min_len), [p], list(keep), vocab_ids, int(max_slot)).sum())
-            for p in noise]
+    return decision_counts(tokens, offsets, int(min_len), list(noise), list(keep), vocab_ids,
+                           int(max_slot)).tolist()
 
 
 # -- near-duplicate detections -------------------------------------------------

@@ -5,7 +5,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests import naive
-from engine.clean import cut_mask, cut_text, decision_cut, stop_grams, template_mask
+from engine.clean import cut_mask, cut_text, decision_counts, decision_cut, stop_grams, template_mask
 from engine.tokenizer import tokenize_arrow
 
 words = st.lists(st.sampled_from("abc"), max_size=12)
@@ -48,6 +48,33 @@ def test_decision_cut_with_templates_matches_the_definition(docs, noise, keep, L
     got = decision_cut(flat, off, L, noise, keep, vocab, max_slot)
     want = naive.decision_cut(docs, L, noise, keep, max_slot)
     assert got.astype(bool).tolist() == [x for m in want for x in m]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(words, min_size=1, max_size=6), st.lists(decision, max_size=5), st.lists(decision, max_size=2),
+       st.integers(2, 3), st.integers(1, 3))
+def test_each_decision_cuts_what_the_definition_cuts_with_it_alone(docs, noise, keep, L, max_slot):
+    """decision_counts: one scan for all decisions gives each one's count on its own (keep still wins)."""
+    vocab = {t: i for i, t in enumerate("abc")}
+    flat = np.array([vocab[t] for d in docs for t in d], np.int32)
+    off = np.concatenate(([0], np.cumsum([len(d) for d in docs]))).astype(np.int64)
+    ok = [t for t in noise + keep if not t.startswith("*") and not t.endswith("*")]
+    noise = [t for t in noise if t in ok]
+    keep = [t for t in keep if t in ok]
+    got = decision_counts(flat, off, L, noise, keep, vocab, max_slot).tolist()
+    want = [sum(x for m in naive.decision_cut(docs, L, [d], keep, max_slot) for x in m) for d in noise]
+    assert got == want
+
+
+def test_counts_of_overlapping_and_repeated_decisions():
+    vocab = {t: i for i, t in enumerate("abcxyz")}
+    doc = np.array([vocab[t] for t in "a b c a b c x y z".split()], np.int32)
+    off = np.array([0, 9])
+    # "a b c" cuts "b c" twice (1, 2, 4, 5), "b c a b" adds "c a" (3);
+    # "a b" is kept: its gram is nobody's; the unknown token never occurs; a phrase shorter than L cuts nothing
+    got = decision_counts(doc, off, 2, ["a b c", "b c a b", "x y zz", "x", "a b c"], ["a b"], vocab, 2)
+    assert got.tolist() == [4, 5, 0, 0, 4]
+    assert decision_counts(doc, off, 2, ["a * c", "x * z"], ["y z"], vocab, 2).tolist() == [6, 1]
 
 
 def test_template_cut_minimal_cases():

@@ -5,17 +5,32 @@ import numpy as np
 from numba import njit
 
 from ..config import NJIT
-from .hashing import FNV_OFFSET, FNV_PRIME
 from .templates import SLOT
+
+
+#: Multiplier of the polynomial rolling hash of an L-token window (odd, 64-bit).
+ROLL_BASE = np.uint64(0x9E3779B97F4A7C15)
+#: Multiplier that spreads a window hash over the filter's bits.
+FILTER_MIX = np.uint64(0xBF58476D1CE4E5B9)
+
+
+@njit(**NJIT)
+def _roll_power(L):
+    """ROLL_BASE ** (L - 1) modulo 2 ** 64."""
+    out = np.uint64(1)
+    for _ in range(L - 1):
+        out = out * ROLL_BASE
+    return out
 
 
 @njit(**NJIT)
 def _hash_window(tokens, p, L):
-    """FNV-1a of the L token ids from ``p`` (O(L); the stop L-grams are few)."""
-    h = FNV_OFFSET
+    """Polynomial hash of the L token ids from ``p``: sum of (t + 1) *
+    ROLL_BASE ** (L - 1 - k), modulo 2 ** 64 (the value the rolling scan
+    keeps up to date in O(1) per position)."""
+    h = np.uint64(0)
     for k in range(L):
-        h = (h ^ np.uint64(np.uint32(tokens[p + k]))) * FNV_PRIME
-    h ^= h >> np.uint64(29)
+        h = h * ROLL_BASE + np.uint64(np.uint32(tokens[p + k])) + np.uint64(1)
     return h
 
 
@@ -29,45 +44,206 @@ def gram_hashes(grams, L):
 
 
 @njit(**NJIT)
-def mark_cut(tokens, doc_offsets, L, sorted_hash, sorted_grams):
+def _filter_slot(h, bits):
+    return (h * FILTER_MIX) >> np.uint64(64 - bits)
+
+
+@njit(**NJIT)
+def gram_filter(hashes, bits):
+    """A bit set of 2 ** bits bits holding every hash: positions whose window
+    hash is not in it are passed over without a search."""
+    words = np.zeros(max(1, (1 << bits) >> 6), np.uint64)
+    for i in range(hashes.shape[0]):
+        b = _filter_slot(hashes[i], bits)
+        words[b >> np.uint64(6)] |= np.uint64(1) << (b & np.uint64(63))
+    return words
+
+
+@njit(**NJIT)
+def _find_gram(tokens, p, L, h, sorted_hash, sorted_grams):
+    """Row of ``sorted_grams`` equal to ``tokens[p:p + L]`` (its hash ``h``), or -1."""
+    m = sorted_hash.shape[0]
+    i = np.searchsorted(sorted_hash, h)
+    while i < m and sorted_hash[i] == h:
+        same = True
+        for k in range(L):
+            if sorted_grams[i, k] != tokens[p + k]:
+                same = False
+                break
+        if same:
+            return i
+        i += 1
+    return -1
+
+
+@njit(**NJIT)
+def mark_cut(tokens, doc_offsets, L, sorted_hash, sorted_grams, words, bits):
     """1 for every position inside an occurrence of one of the L-grams.
 
     ``sorted_hash`` is sorted; ``sorted_grams`` holds the grams in the same
-    order, so a hash match is confirmed token by token (exact).
+    order, so a hash match is confirmed token by token (exact); ``words`` is
+    :func:`gram_filter` of the hashes.  O(n) rolling hash, a search only
+    where the filter says the hash may be a gram's.
     """
     n = tokens.shape[0]
     cut = np.zeros(n, np.uint8)
-    m = sorted_hash.shape[0]
-    if m == 0:
+    if sorted_hash.shape[0] == 0:
         return cut
+    power = _roll_power(L)
+    one = np.uint64(1)
     for d in range(doc_offsets.shape[0] - 1):
         s = doc_offsets[d]
         e = doc_offsets[d + 1]
+        if e - s < L:
+            continue
+        h = _hash_window(tokens, s, L)
         end = s
         for p in range(s, e - L + 1):
-            h = _hash_window(tokens, p, L)
-            i = np.searchsorted(sorted_hash, h)
-            found = False
-            while i < m and sorted_hash[i] == h:
-                same = True
-                for k in range(L):
-                    if sorted_grams[i, k] != tokens[p + k]:
-                        same = False
-                        break
-                if same:
-                    found = True
-                    break
-                i += 1
-            if found:
-                end = p + L
+            if p > s:
+                h = (h - (np.uint64(np.uint32(tokens[p - 1])) + one) * power) * ROLL_BASE \
+                    + np.uint64(np.uint32(tokens[p + L - 1])) + one
+            b = _filter_slot(h, bits)
+            if (words[b >> np.uint64(6)] >> (b & np.uint64(63))) & one:
+                if _find_gram(tokens, p, L, h, sorted_hash, sorted_grams) >= 0:
+                    end = p + L
             if p < end:
                 cut[p] = 1
-        for p in range(max(s, e - L + 1), e):
+        for p in range(e - L + 1, e):
             if p < end:
                 cut[p] = 1
     return cut
 
 
+@njit(**NJIT)
+def gram_groups(sorted_hash, sorted_grams):
+    """For rows sorted by hash: the first row holding the same gram (so equal
+    grams share one representative; distinct grams of one hash stay apart)."""
+    m = sorted_hash.shape[0]
+    L = sorted_grams.shape[1]
+    rep = np.empty(m, np.int64)
+    i = 0
+    while i < m:
+        j = i
+        while j < m and sorted_hash[j] == sorted_hash[i]:
+            j += 1
+        for r in range(i, j):
+            rep[r] = r
+            for q in range(i, r):
+                if rep[q] != q:
+                    continue
+                same = True
+                for k in range(L):
+                    if sorted_grams[q, k] != sorted_grams[r, k]:
+                        same = False
+                        break
+                if same:
+                    rep[r] = q
+                    break
+        i = j
+    return rep
+
+
+@njit(**NJIT)
+def _credit(counts, last, o, a, b, shield):
+    """Add to owner ``o`` the positions of [a, b) past its last covered end
+    and outside ``shield`` (empty: nothing shielded)."""
+    lo = max(a, last[o])
+    if shield.shape[0] == 0:
+        if b > lo:
+            counts[o] += b - lo
+    else:
+        for q in range(lo, b):
+            if shield[q] == 0:
+                counts[o] += 1
+    if b > last[o]:
+        last[o] = b
+
+
+@njit(**NJIT)
+def _credit_class(counts, last, cls, a, b, class_ptr, class_owners, shield):
+    for k in range(class_ptr[cls], class_ptr[cls + 1]):
+        _credit(counts, last, class_owners[k], a, b, shield)
+
+
+@njit(**NJIT)
+def count_cut(tokens, doc_offsets, L, sorted_hash, sorted_grams, words, bits, gram_class, class_ptr,
+              class_owners, n_owners, shield):
+    """Positions each owner's L-grams cover, each counted once per owner.
+
+    Gram ``g`` (a row of ``sorted_grams``, hashes sorted) belongs to the
+    owners of its class, ``class_owners[class_ptr[c]:class_ptr[c + 1]]`` with
+    ``c = gram_class[g]``; class -1 is nobody's (a kept gram).  Positions with
+    ``shield`` set are not counted.  One rolling-hash scan for all owners;
+    consecutive matched windows of one class are one interval, credited to
+    its owners once: O(n + runs x owners of their class).
+    """
+    counts = np.zeros(n_owners, np.int64)
+    last = np.zeros(n_owners, np.int64)
+    if sorted_hash.shape[0] == 0:
+        return counts
+    power = _roll_power(L)
+    one = np.uint64(1)
+    for d in range(doc_offsets.shape[0] - 1):
+        s = doc_offsets[d]
+        e = doc_offsets[d + 1]
+        if e - s < L:
+            continue
+        h = _hash_window(tokens, s, L)
+        cur = -1
+        run_a = s
+        run_b = s
+        for p in range(s, e - L + 1):
+            if p > s:
+                h = (h - (np.uint64(np.uint32(tokens[p - 1])) + one) * power) * ROLL_BASE \
+                    + np.uint64(np.uint32(tokens[p + L - 1])) + one
+            b = _filter_slot(h, bits)
+            if not (words[b >> np.uint64(6)] >> (b & np.uint64(63))) & one:
+                continue
+            g = _find_gram(tokens, p, L, h, sorted_hash, sorted_grams)
+            if g < 0 or gram_class[g] < 0:
+                continue
+            c = gram_class[g]
+            if c == cur and p <= run_b:
+                run_b = p + L
+                continue
+            if cur >= 0:
+                _credit_class(counts, last, cur, run_a, run_b, class_ptr, class_owners, shield)
+            cur = c
+            run_a = p
+            run_b = p + L
+        if cur >= 0:
+            _credit_class(counts, last, cur, run_a, run_b, class_ptr, class_owners, shield)
+    return counts
+
+
+@njit(**NJIT)
+def count_templates(tokens, doc_offsets, pats, pat_off, firsts, order, w_max, n_owners, shield):
+    """Positions inside the occurrences (in one document) of each template
+    pattern, counted once per pattern, outside ``shield`` (empty: none).
+    Same search as :func:`mark_templates`, one owner per pattern."""
+    counts = np.zeros(n_owners, np.int64)
+    last = np.zeros(n_owners, np.int64)
+    k = firsts.shape[0]
+    if k == 0:
+        return counts
+    longest = 0
+    for j in range(pat_off.shape[0] - 1):
+        longest = max(longest, pat_off[j + 1] - pat_off[j])
+    pos = np.empty(longest + 1, np.int64)
+    width = np.zeros(longest + 1, np.int64)
+    for d in range(doc_offsets.shape[0] - 1):
+        s = doc_offsets[d]
+        e = doc_offsets[d + 1]
+        for p in range(s, e):
+            t = tokens[p]
+            i = np.searchsorted(firsts, t)
+            while i < k and firsts[i] == t:
+                j = order[i]
+                end = _longest_match(tokens, p, e, pats, pat_off[j], pat_off[j + 1], w_max, pos, width)
+                if end > p:
+                    _credit(counts, last, j, p, end, shield)
+                i += 1
+    return counts
 
 
 @njit(**NJIT)
