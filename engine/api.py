@@ -11,8 +11,8 @@
 Every method takes ``progress``: a callable ``progress(stage, fraction)`` or
 None.  Bad input raises :class:`~engine.errors.BoilerscopeError` with one
 line that says what is wrong and what to do.  The module-level functions
-(:func:`ingest`, :func:`mine`, :func:`dedup`, :func:`clean`) open the store
-for one call; the command line and the dashboard use them.
+(:func:`ingest`, :func:`mine`, :func:`dedup`, :func:`clean`, :func:`report`) open
+the store for one call; the command line and the dashboard use them.
 """
 from __future__ import annotations
 
@@ -33,13 +33,15 @@ from .files import atomic_file
 from .neardup import DedupConfig, detect
 from .params import RunParams
 from .progress import byte_progress, checked
+from .report import Report, check_out, make_report, write_report
 from .runner import Run, mine_snapshot, result_set
 from .snapshot import SnapshotReader, load
 from .store import Store
 
 log = logging.getLogger(__name__)
 
-__all__ = ["Boilerscope", "Dedup", "Run", "Snapshot", "connect", "ingest", "mine", "dedup", "clean", "is_store"]
+__all__ = ["Boilerscope", "Dedup", "Report", "Run", "Snapshot", "connect", "ingest", "mine", "dedup", "clean", "report",
+           "is_store"]
 
 
 @dataclass(frozen=True)
@@ -216,7 +218,7 @@ class Boilerscope:
             results.publish()
         return Dedup(summary["dedup_id"], summary, res.clusters, res.pairs)
 
-    def clean(self, run: int, *, stoplist, out: str, force: bool = False) -> pl.DataFrame:
+    def clean(self, run: int, *, stoplist, out: str, force: bool = False, progress=None) -> pl.DataFrame:
         """Write a cleaned snapshot: the run's snapshot with the noise phrases
         cut (the cut rule of :mod:`engine.clean`, with the run's L and slot
         width).
@@ -231,6 +233,8 @@ class Boilerscope:
         out : str
             The cleaned snapshot (``.parquet``); never the stop-phrase list or
             the store, and an existing file only with ``force``.
+        progress : callable or None
+            ``progress(stage, fraction)``: cutting, rewriting texts, writing.
 
         Returns
         -------
@@ -243,10 +247,28 @@ class Boilerscope:
         info = self.run_info(run)
         # template decisions match with the run's slot width (4 when it mined no templates)
         max_slot = int((info["summary"].get("templates") or {}).get("max_slot") or DEFAULT_MAX_SLOT)
-        cleaned, figures = clean_store(self.store, info["snapshot_id"], int(info["min_len"]), noise, keep, max_slot)
+        progress = checked(progress)
+        cleaned, figures = clean_store(self.store, info["snapshot_id"], int(info["min_len"]), noise, keep, max_slot,
+                                       progress=progress)
+        if progress is not None:
+            progress("writing", 0.0)
         with atomic_file(out, "the cleaned snapshot") as tmp:
             cleaned.select("doc_id", "site", "url", "text").write_parquet(tmp, compression="zstd")
+        if progress is not None:
+            progress("writing", 1.0)
         return figures
+
+    def report(self, run: int | None = None, *, snapshot: str | None = None, out: str | None = None,
+               force: bool = False) -> Report:
+        """The repetition card of a run: one self-contained HTML page
+        (:mod:`engine.report`) in ``Report.html``.  ``run`` defaults to the
+        newest run of ``snapshot``, else of the store.  With ``out`` (a
+        ``.html`` file) the page is also written there, atomically; an
+        existing file that is not an earlier card is replaced only with
+        ``force``."""
+        if out is None:
+            return make_report(self.store, run, snapshot)
+        return write_report(self.store, run, snapshot, out=out, force=force)
 
 
 def _reader(source: str, origin: str | None = None) -> SnapshotReader:
@@ -359,7 +381,7 @@ def dedup(source: str, *, run: int | None = None, raw: bool = False, config=None
 
 
 def clean(source: str, *, run: int, stoplist, out: str, db: str | None = None,
-          force: bool = False, store: Store | None = None) -> pl.DataFrame:
+          force: bool = False, store: Store | None = None, progress=None) -> pl.DataFrame:
     """:meth:`Boilerscope.clean` from a store (``.duckdb``) or from the
     snapshot file the run was mined from (checked: its content must be the
     run's snapshot; the store is then ``db``)."""
@@ -376,4 +398,17 @@ def clean(source: str, *, run: int, stoplist, out: str, db: str | None = None,
                 raise BoilerscopeError(
                     f"{source} is not the snapshot of run {run} (that run mined snapshot {sid}); "
                     "give the run's snapshot or the store")
-        return bs.clean(run, stoplist=stoplist, out=out, force=force)
+        return bs.clean(run, stoplist=stoplist, out=out, force=force, progress=progress)
+
+
+def report(db: str = DEFAULT_DB, *, run: int | None = None, snapshot: str | None = None, out: str | None = None,
+           force: bool = False, store: Store | None = None) -> Report:
+    """:meth:`Boilerscope.report` on the store ``db`` (opened read-only; it
+    must exist) or the open ``store``; ``out`` is checked before the store
+    is opened."""
+    if out is not None:
+        check_out(out, force)
+    if store is None and not os.path.exists(db):
+        raise BoilerscopeError(f"{db}: store not found; run 'boilerscope ingest' and 'boilerscope mine' first")
+    with Boilerscope(db, read_only=True, store=store) as bs:
+        return bs.report(run, snapshot=snapshot, out=out, force=force)

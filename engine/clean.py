@@ -36,6 +36,9 @@ import numpy as np
 import polars as pl
 
 from .constants import DEFAULT_MAX_SLOT, SLOT_TEXT
+
+#: Documents rewritten between two progress reports.
+PROGRESS_DOCS = 2000
 from .errors import BoilerscopeError, first_line
 from .kernels import clean as K
 
@@ -299,8 +302,10 @@ def stoplist_frames(decisions: pl.DataFrame) -> tuple[bytes, bytes]:
 
 
 def clean_store(store, snapshot_id: str, min_len: int, noise: list[str], keep: list[str],
-                max_slot: int = DEFAULT_MAX_SLOT):
-    """Cleaned documents and before/after figures for one snapshot.
+                max_slot: int = DEFAULT_MAX_SLOT, progress=None):
+    """Cleaned documents and before/after figures for one snapshot
+    (``progress(stage, fraction)`` or None: "cutting", then "rewriting texts"
+    every 2,000 documents).
 
     Returns
     -------
@@ -312,13 +317,18 @@ def clean_store(store, snapshot_id: str, min_len: int, noise: list[str], keep: l
     ids = {t: i for i, t in enumerate(vocab)}
     tokens = np.asarray(arrays.tokens)
     offsets = np.asarray(arrays.doc_offsets)
+    report = progress or (lambda stage, fraction: None)
+    report("cutting", 0.0)
     cut = decision_cut(tokens, offsets, min_len, noise, keep, ids, max_slot)
+    report("cutting", 1.0)
     docs = store.documents_text(snapshot_id)
     texts = docs["text"].to_list()
     per_doc_cut = np.add.reduceat(cut.astype(np.int64), offsets[:-1]) if tokens.shape[0] else np.zeros(len(texts), np.int64)
     per_doc_cut = np.where(np.diff(offsets) > 0, per_doc_cut, 0)
     new_texts = []
     for d, text in enumerate(texts):
+        if d % PROGRESS_DOCS == 0:
+            report("rewriting texts", d / max(len(texts), 1))
         a, b = int(offsets[d]), int(offsets[d + 1])
         if per_doc_cut[d]:
             new_texts.append(cut_text(text or "", arrays.span_start[a:b], arrays.span_end[a:b], cut[a:b]))

@@ -119,6 +119,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--out", required=True, help="the cleaned snapshot (.parquet)")
     c.add_argument("--db", default=DEFAULT_DB, help="the store when SOURCE is a snapshot")
     c.add_argument("--force", action="store_true", help="replace --out if it exists (never the source)")
+    c.add_argument("--quiet", action="store_true", help="no progress bars")
 
     dd = sub.add_parser("dedup", help="cluster near-duplicate documents (frequent closed itemsets)")
     dd.add_argument("source", help="a snapshot (ingested first) or a store (.duckdb)")
@@ -137,6 +138,15 @@ def build_parser() -> argparse.ArgumentParser:
     dd.add_argument("--snapshot", default=None, help="snapshot id in a store holding several")
     dd.add_argument("--out", default=None, help="folder for clusters.parquet, pairs.parquet, dedup_summary.json")
     dd.add_argument("--quiet", action="store_true", help="no progress bars")
+
+    rp = sub.add_parser("report", help="write the repetition card of a run: one self-contained HTML page to share")
+    rp.add_argument("store", nargs="?", default=None, help="the store (.duckdb); the same as --db")
+    rp.add_argument("--db", default=None, help=f"the store (default: {DEFAULT_DB})")
+    rp.add_argument("--run", type=int, default=None, metavar="RUN_ID",
+                    help="the run (default: the newest of --snapshot, else of the store)")
+    rp.add_argument("--snapshot", default=None, metavar="SID", help="snapshot id: its newest run")
+    rp.add_argument("--out", required=True, help="the card (.html): no script, opens without a server or network")
+    rp.add_argument("--force", action="store_true", help="replace --out even if it is not an earlier card")
 
     d = sub.add_parser("dashboard", help="open the dashboard (Streamlit) on a store")
     d.add_argument("--db", default=None, help="the store (default: .boilerscope/app.duckdb beside app.py in a checkout, "
@@ -164,6 +174,17 @@ def _cmd_dedup(args) -> int:
     return 0
 
 
+def _cmd_report(args) -> int:
+    from .api import report
+    if args.store is not None and args.db is not None and os.path.abspath(args.store) != os.path.abspath(args.db):
+        raise BoilerscopeError(f"two stores given ({args.store} and --db {args.db}); give one")
+    db = args.store or args.db or DEFAULT_DB
+    card = report(db, run=args.run, snapshot=args.snapshot, out=args.out, force=args.force)
+    print(f"{args.out}: repetition card of run {card.run_id} (snapshot {card.snapshot_id}), "
+          f"{len(card.html.encode('utf-8')) / 1024:,.0f} KB")
+    return 0
+
+
 def _cmd_dashboard(args) -> int:
     from .ui.launch import serve
     return serve(args.db, args.port, args.address)
@@ -171,8 +192,9 @@ def _cmd_dashboard(args) -> int:
 
 def _cmd_clean(args) -> int:
     from .api import clean
-    figures = clean(args.source, run=args.run, stoplist=args.stoplist, out=args.out, db=args.db,
-                    force=args.force)
+    with StderrBars(args.quiet) as progress:
+        figures = clean(args.source, run=args.run, stoplist=args.stoplist, out=args.out, db=args.db,
+                        force=args.force, progress=progress)
     total = figures.row(0, named=True)
     print(f"{args.out}: {total['documents']} documents, tokens {total['tokens_before']} -> "
           f"{total['tokens_after']} ({100 * total['cut_share']:.2f}% cut), mean length "
@@ -257,7 +279,7 @@ def _cmd_runs(args) -> int:
 
 
 _COMMANDS = {"ingest": _cmd_ingest, "mine": _cmd_mine, "runs": _cmd_runs,
-             "clean": _cmd_clean, "dashboard": _cmd_dashboard, "dedup": _cmd_dedup}
+             "clean": _cmd_clean, "dashboard": _cmd_dashboard, "dedup": _cmd_dedup, "report": _cmd_report}
 
 #: Failures of the machine rather than of the code: one line, status 2.
 _STORAGE_ERRNOS = (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM)

@@ -27,15 +27,17 @@ with st.expander("Detection parameters"):
                                help="the least sketch elements two documents share (at most the sketch size)")
 
 run_id = state.get("run")
-if st.button("Detect", type="primary", key="duplicates.run"):
-    cfg = DedupConfig(method=method, sketch=sketch, shingle=int(shingle), sketch_size=int(size),
-                              threshold=min(int(threshold), int(size)))
-    try:
-        result = actions.detect(sid, run_id, raw, cfg)
-    except BoilerscopeError as exc:
-        st.error(str(exc))
-        st.stop()
-    st.session_state["duplicates.id"] = result.dedup_id
+pending = actions.running("detect", sid)  # a detection running now (this tab's, another's, before a reload)
+try:
+    if st.button("Detect", type="primary", key="duplicates.run"):
+        cfg = DedupConfig(method=method, sketch=sketch, shingle=int(shingle), sketch_size=int(size),
+                          threshold=min(int(threshold), int(size)))
+        st.session_state["duplicates.id"] = actions.detect(sid, run_id, raw, cfg).dedup_id
+    elif pending is not None:
+        st.session_state["duplicates.id"] = actions.follow(pending).dedup_id
+except BoilerscopeError as exc:
+    st.error(str(exc))
+    st.stop()
 
 history = data.dedups(sid, raw, run_id)
 if history.height == 0:

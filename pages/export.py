@@ -53,12 +53,15 @@ st.caption(f"A token is cut when it lies in an occurrence of an L-gram (L = {L},
            f"noise (slots of 1 to {max_slot} tokens) outside the L-grams of kept phrases; nothing inside an "
            "occurrence of a kept template is cut. "
            f"Same rule as `boilerscope clean SOURCE --run {run_id} --stoplist stoplist.csv --out cleaned.parquet`.")
-if st.button("Build cleaned snapshot", type="primary", key="export.build", disabled=not noise):
-    try:
+pending = actions.running("clean", sid)  # a cleaned snapshot being built (before a reload, or by another tab)
+try:
+    if st.button("Build cleaned snapshot", type="primary", key="export.build", disabled=not noise):
         st.session_state["export.result"] = actions.export_cleaned(sid, run_id, noise, keep)
-    except BoilerscopeError as exc:
-        st.error(str(exc))
-        st.stop()
+    elif pending is not None:
+        st.session_state["export.result"] = actions.follow(pending)
+except BoilerscopeError as exc:
+    st.error(str(exc))
+    st.stop()
 
 res = st.session_state.get("export.result")
 if res:

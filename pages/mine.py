@@ -99,6 +99,7 @@ with_templates = t1.checkbox("Also mine templates with slots", key="mine.templat
 width = t2.number_input("slot width (tokens)", *MAX_SLOT_RANGE, DEFAULT_MAX_SLOT, key="mine.max_slot",
                         disabled=not with_templates, help="W: the most tokens a slot stands for")
 
+pending = actions.running("mine", sid)  # a run mining now (this tab's, another's, or before a reload)
 if st.button("Run", type="primary", key="mine.run"):
     sigma, L = state.get("sigma"), state.get("min_len")
     max_slot = int(width) if with_templates else 0
@@ -106,14 +107,17 @@ if st.button("Run", type="primary", key="mine.run"):
     if existing is not None:
         state.set_run(int(existing))
         st.session_state["mine.message"] = f"Reused stored run {existing} (same snapshot and parameters)."
+        pending = None
     else:
-        try:
-            run = actions.mine(sid, sigma, L, algo, max_slot)
-        except BoilerscopeError as exc:
-            st.error(str(exc))
-            st.stop()
-        state.set_run(run.run_id)
-        st.session_state["mine.message"] = f"Run {run.run_id} done."
+        pending = actions.start_mine(sid, sigma, L, algo, max_slot)  # or the job already mining them
+if pending is not None:
+    try:
+        run = actions.follow(pending)
+    except BoilerscopeError as exc:
+        st.error(str(exc))
+        st.stop()
+    state.set_run(run.run_id)
+    st.session_state["mine.message"] = f"Run {run.run_id} done."
     st.session_state.pop("mine.active", None)
     state.share()
 

@@ -23,6 +23,11 @@ o1, o2, o3 = st.columns(3)
 o1.metric("Repeated text", f"{100 * summary.get('coverage', 0):.1f}% of tokens")
 o2.metric("Documents", f"{summary.get('documents', 0):,}")
 o3.metric("Sites", f"{len(all_sites):,}")
+# built on click (a deferred download), cached per run: the page does not wait for it
+st.download_button("Download the repetition card (HTML)", lambda: data.repetition_card(run_id),
+                   f"boilerscope-card-run-{run_id}.html", "text/html", key="sites.card", on_click="ignore",
+                   help="One self-contained page to share: the share of repeated text, the run's parameters, "
+                        "the sites' histograms, the top blocks and templates (no script, opens offline)")
 g1, g2 = st.columns(2)
 # the eaters are blocks, by the tokens they cover (each counted once); a run
 # mined before blocks existed falls back to its phrases by Ψ

@@ -586,14 +586,103 @@ def test_the_launcher_uses_streamlit_public_command_line(monkeypatch, tmp_path):
                 assert "streamlit.runtime" not in text and "PagesManager" not in text, name
 
 
-def test_progress_follows_the_engine_callable():
-    """The bar's tracker takes the engine's progress(stage, fraction) calls."""
-    from engine.ui.progress import Tracker
-    t = Tracker()
-    t("ingest", 0.25)
-    assert (t.stage, t.fraction) == ("ingest", 0.25) and t.text("Ingesting x") == "Ingesting x: ingest 25%"
-    t("ingest", 7)
-    assert t.fraction == 1.0
+def test_a_job_is_the_engine_progress_callable_and_one_per_key():
+    """A job takes the engine's progress(stage, fraction) calls; a second
+    request for the same key attaches to it; a cancelled job raises at its
+    next progress report."""
+    import threading
+    from engine.errors import BoilerscopeError
+    from engine.ui.jobs import Cancelled, Jobs
+    reg = Jobs()
+    go, seen = threading.Event(), []
+
+    def work(progress):
+        progress("ingest", 0.25)
+        seen.append(1)
+        go.wait(10)
+        progress("ingest", 7)
+        return "ok"
+    job, new = reg.start(("k", 1), "mine", "s", "Ingesting x", work)
+    again, new2 = reg.start(("k", 1), "mine", "s", "Ingesting x", work)
+    other, new3 = reg.start(("k", 2), "mine", "t", "Other", lambda p: "other")
+    assert new and not new2 and again is job and new3 and other is not job
+    assert reg.running("mine", "s") == [job] and reg.get(job.id) is job
+    while not seen:
+        threading.Event().wait(0.01)
+    assert (job.stage, job.fraction) == ("ingest", 0.25) and job.text() == "Ingesting x: ingest 25%"
+    go.set()
+    assert job.result() == "ok" and job.fraction == 1.0 and reg.running("mine", "s") == []
+    assert other.result() == "other"
+
+    def forever(progress):
+        while True:
+            progress("mining", 0.5)
+            threading.Event().wait(0.01)
+    job, _ = reg.start(("k", 3), "mine", "s", "Mining", forever)
+    job.cancel()
+    with pytest.raises(Cancelled, match="cancelled; nothing was stored"):
+        job.result()
+    failing, _ = reg.start(("k", 4), "mine", "s", "Mining", lambda p: 1 / 0)
+    with pytest.raises(BoilerscopeError, match="Mining failed: division by zero"):
+        failing.result()
+
+
+def _blocked_mine(store_dir, sigma, min_len, then):
+    """A mining job of the app's store for (sigma, L), as if started by
+    another tab, that waits before it mines until a page follows it; then it
+    is released (``then="release"``) or cancelled (``"cancel"``)."""
+    import threading
+    import time
+    from engine import api
+    from engine.ui import jobs
+    from engine.ui.data import open_store
+    db = str(store_dir / "app.duckdb")
+    store = open_store(db)
+    sid = peek_db("SELECT snapshot_id FROM snapshots WHERE documents = 2500")["snapshot_id"][0]  # app()'s
+    gate = threading.Event()
+
+    def work(progress):
+        while not gate.is_set():
+            try:
+                progress("waiting", 0.1)
+            except jobs.Cancelled:
+                time.sleep(0.5)  # the engine reaches its next report a moment after the click
+                raise
+            gate.wait(0.05)
+        return api.mine(db, sigma, min_len, store=store, snapshot=sid, progress=progress)
+    job, new = jobs.registry().start(("mine", db, sid, sigma, min_len, "auto", 0), "mine", sid,
+                                     f"Mining sigma {sigma}, L {min_len}", work)
+    assert new
+    drawn = job.text
+
+    def followed():  # the page draws the job's bar: let it go on
+        (gate.set if then == "release" else job.cancel)()
+        return drawn()
+    job.text = followed
+    return job
+
+
+def test_a_page_opened_mid_mine_follows_the_running_job_and_stores_one_run(store_dir):
+    """Reloading (or a second tab) while a run is mined shows that job; when
+    it ends the page opens its run; one job, one stored run."""
+    app()  # the demo
+    job = _blocked_mine(store_dir, 33, 11, "release")
+    at = app()  # a new session: the page follows the job to its end
+    assert not at.exception
+    assert any("done" in s.value for s in at.success)
+    runs = peek(store_dir, "SELECT run_id FROM runs WHERE sigma = 33 AND min_len = 11")
+    assert runs.height == 1 and at.query_params["run"] in (str(runs["run_id"][0]), [str(runs["run_id"][0])])
+    assert job.result().run_id == runs["run_id"][0]
+
+
+def test_a_cancelled_job_says_so_and_stores_nothing(store_dir):
+    app()
+    job = _blocked_mine(store_dir, 34, 12, "cancel")
+    at = app()
+    assert not at.exception
+    assert any("cancelled; nothing was stored" in e.value for e in at.error), [e.value for e in at.error]
+    assert at.button(key=f"jobs.cancel.{job.id}").label == "Cancel"  # drawn while it ran
+    assert peek(store_dir, "SELECT count(*) AS n FROM runs WHERE sigma = 34")["n"][0] == 0
 
 
 def test_a_run_asked_for_before_it_exists_is_found_once_mined(store_dir):
@@ -767,3 +856,14 @@ def test_sites_page_eaters_are_blocks_by_covered_tokens(store_dir):
     want = peek(store_dir, "SELECT covered_tokens FROM run_blocks WHERE run_id = ?"
                 " ORDER BY covered_tokens DESC, block_id LIMIT 1", [run])["covered_tokens"].to_list()
     assert want
+
+
+def test_sites_page_offers_the_repetition_card(store_dir):
+    """The Sites page downloads the page ``boilerscope report`` writes (engine/report.py), built on click."""
+    from engine.ui import data
+    at = app("pages/sites.py")
+    run = at.session_state["bs.run"]
+    buttons = [b for b in at.get("download_button") if "repetition card" in b.proto.label]
+    assert len(buttons) == 1 and "sites.card" in buttons[0].proto.id
+    card = data.repetition_card(run).decode("utf-8")
+    assert card.startswith("<!DOCTYPE html>") and f"run {run}" in card and "<script" not in card

@@ -1,9 +1,10 @@
 """What pages change: decisions, runs, detections, snapshots, exports.
 
-Each long operation runs :mod:`engine.api` in a worker thread with a progress
-bar following its ``progress(stage, fraction)`` callbacks
-(:func:`engine.ui.progress.run_with_progress`); errors come back as
-:class:`engine.errors.BoilerscopeError` for the page to show.
+Each long operation runs :mod:`engine.api` as a job (:mod:`engine.ui.jobs`):
+one per request (a second request for the same work attaches to the running
+one), followed by a progress bar with a Cancel button; errors (a cancelled
+job's too) come back as :class:`engine.errors.BoilerscopeError` for the page
+to show.
 """
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ from .. import api
 from ..constants import ALL_SNAPSHOTS, DEFAULT_MAX_SLOT
 from ..neardup import DedupConfig
 from . import data
-from .progress import run_with_progress
+from . import jobs
+from .jobs import Job
 
 def decide(text: str, decision: str | None, note: str = "", scope: str = ALL_SNAPSHOTS) -> None:
     """Mark a phrase or template noise / keep / unsure (None clears), for all
@@ -37,25 +39,45 @@ def ingest(path: str, label: str, origin: str | None = None) -> tuple[str, bool]
     created); ``origin`` is recorded as its source (an upload's name, not its
     temporary file)."""
     s = data.store()
-    return run_with_progress(lambda cb: api.ingest(path, store=s, progress=cb, origin=origin), f"Ingesting {label}",
-                             status=True)
+    return jobs.run(("ingest", s.path, path, origin), "ingest", None, f"Ingesting {label}",
+                    lambda cb: api.ingest(path, store=s, progress=cb, origin=origin), status=True)
+
+
+def start_mine(sid: str, sigma: int, min_len: int, algo: str, max_slot: int = 0) -> Job:
+    """The job mining a snapshot of the store (templates too when
+    ``max_slot``): a new one, or the one already running these parameters."""
+    s = data.store()
+    label = f"Mining sigma {sigma}, L {min_len}" + (" with templates" if max_slot else "")
+    job, _ = jobs.registry().start(
+        ("mine", s.path, sid, int(sigma), int(min_len), algo, int(max_slot)), "mine", sid, label,
+        lambda cb: api.mine(s.path, int(sigma), int(min_len), algo=algo, store=s, snapshot=sid, progress=cb,
+                            templates=bool(max_slot), max_slot=int(max_slot) or DEFAULT_MAX_SLOT))
+    return job
 
 
 def mine(sid: str, sigma: int, min_len: int, algo: str, max_slot: int = 0):
-    """Mine a snapshot of the store (templates too when ``max_slot``); returns the Run."""
-    s = data.store()
-    label = f"Mining sigma {sigma}, L {min_len}" + (" with templates" if max_slot else "")
-    return run_with_progress(
-        lambda cb: api.mine(s.path, int(sigma), int(min_len), algo=algo, store=s, snapshot=sid, progress=cb,
-                            templates=bool(max_slot), max_slot=int(max_slot) or DEFAULT_MAX_SLOT), label)
+    """Mine (or attach to the job mining) a snapshot and follow it; returns the Run."""
+    return jobs.follow(start_mine(sid, sigma, min_len, algo, max_slot))
+
+
+def running(kind: str, sid: str | None) -> Job | None:
+    """The job of ``kind`` ("mine", "detect", "clean", "ingest") running on a
+    snapshot, if any: a page opened or reloaded mid-job shows it."""
+    return jobs.running(kind, sid)
+
+
+def follow(job: Job, **kwargs):
+    """Follow a running job to its end (progress, Cancel); its result or its error."""
+    return jobs.follow(job, **kwargs)
 
 
 def detect(sid: str, run_id: int | None, raw: bool, config: DedupConfig) -> api.Dedup:
     """Near-duplicate detection on the raw text or with ``run_id``'s boilerplate removed."""
     s = data.store()
-    return run_with_progress(
-        lambda cb: api.dedup(s.path, run=None if raw else run_id, raw=raw, config=config, store=s, snapshot=sid,
-                             progress=cb), "Detecting near-duplicates")
+    return jobs.run(("detect", s.path, sid, None if raw else run_id, raw, repr(config)), "detect", sid,
+                    "Detecting near-duplicates",
+                    lambda cb: api.dedup(s.path, run=None if raw else run_id, raw=raw, config=config, store=s,
+                                         snapshot=sid, progress=cb))
 
 
 def export_cleaned(sid: str, run_id: int, noise: list[str], keep: list[str]):
@@ -64,6 +86,6 @@ def export_cleaned(sid: str, run_id: int, noise: list[str], keep: list[str]):
     out_dir = os.path.join(os.path.dirname(s.path), "exports")
     os.makedirs(out_dir, exist_ok=True)
     path = os.path.join(out_dir, f"cleaned-{sid}-run{run_id}.parquet")
-    figures = run_with_progress(
-        lambda cb: api.clean(s.path, run=run_id, stoplist=(noise, keep), out=path, force=True, store=s), "Cleaning")
-    return path, figures
+    return jobs.run(("clean", s.path, sid, run_id, tuple(noise), tuple(keep)), "clean", sid, "Cleaning",
+                    lambda cb: (path, api.clean(s.path, run=run_id, stoplist=(noise, keep), out=path, force=True,
+                                                store=s, progress=cb)))

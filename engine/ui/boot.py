@@ -12,7 +12,7 @@ from .. import api
 from ..constants import DEFAULT_MIN_LEN, DEFAULT_SIGMA, SNAPSHOT_SUFFIXES
 from ..errors import BoilerscopeError
 from ..snapshot import FORMATS, hf_dataset_files
-from . import data, paths, state
+from . import data, jobs, paths, state
 
 _BOOT_LOCK = threading.Lock()
 
@@ -107,22 +107,35 @@ def setup() -> None:
         if runs.height:
             state.set_run(int(runs["run_id"][-1]))
     state.share()
+    for job in jobs.registry().running():  # long work of any session, on every page
+        st.sidebar.caption(f"⏳ {job.text()}")
 
 
 def _ensure_demo() -> None:
     """First start: ingest the demo snapshot and mine it with the defaults,
-    templates with slots included (so every page has something to show)."""
+    templates with slots included (so every page has something to show).
+    One job for the server: a second session opened meanwhile follows it."""
     demo = paths.demo_file()
-    with _BOOT_LOCK:
-        if data.snapshots().height or not os.path.exists(demo):
-            return
-        s = data.store()
-        with st.status("First start: loading and mining the demo snapshot…", expanded=False) as status:
-            sid, _ = api.ingest(demo, store=s)
-            run = api.mine(s.path, DEFAULT_SIGMA, DEFAULT_MIN_LEN, store=s, snapshot=sid, templates=True)
-            status.update(label=f"Demo ready: run {run.run_id}", state="complete")
-        state.set_snapshot(sid)
-        state.set_run(run.run_id)
+    job = jobs.running("demo", None)
+    if job is None:
+        with _BOOT_LOCK:
+            if data.snapshots().height or not os.path.exists(demo):
+                return
+            s = data.store()
+
+            def first_start(progress):
+                sid, _ = api.ingest(demo, store=s, progress=progress)
+                return api.mine(s.path, DEFAULT_SIGMA, DEFAULT_MIN_LEN, store=s, snapshot=sid, templates=True,
+                                progress=progress)
+            job, _ = jobs.registry().start(("demo", s.path), "demo", None,
+                                           "First start: loading and mining the demo snapshot", first_start)
+    try:
+        run = jobs.follow(job, status=True)
+    except BoilerscopeError as exc:
+        st.error(str(exc))
+        st.stop()
+    state.set_snapshot(run.snapshot_id)
+    state.set_run(run.run_id)
 
 
 def need_snapshot() -> str:

@@ -16,7 +16,7 @@ import os
 import polars as pl
 import streamlit as st
 
-from .. import views
+from .. import report, views
 from ..store import Store
 from . import paths
 
@@ -130,6 +130,18 @@ def tokens_cut(sid: str, min_len: int, noise, keep, max_slot: int) -> dict[str, 
     """noise phrase -> tokens of the snapshot it cuts on its own (keep still wins)."""
     noise, keep = tuple(noise), tuple(sorted(keep))
     return dict(zip(noise, _tokens_cut(db_path(), sid, int(min_len), noise, keep, int(max_slot))))
+
+
+# -- the repetition card (engine.report): built once per run ----------------------
+@st.cache_data(show_spinner=False, max_entries=16)
+def _repetition_card(db: str, run_id: int) -> bytes:
+    return report.build_report(open_store(db), run_id).encode("utf-8")
+
+
+def repetition_card(run_id: int) -> bytes:
+    """The repetition card of a run: one self-contained HTML page (UTF-8),
+    the one ``boilerscope report`` writes."""
+    return _repetition_card(db_path(), int(run_id))
 
 
 def forget() -> None:
