@@ -93,7 +93,7 @@ def main():
             "phrases: occurrences": lambda: views.phrase_occurrences(st, run, sid, pid),
             "phrases: sites of a phrase": lambda: views.phrase_sites(st, run, sid, pid),
             "sites: ranking": lambda: views.site_ranking(st, run, sid),
-            "sites: top phrases": lambda: views.site_top_phrases(st, run, sid),
+            "sites: top blocks": lambda: views.site_top_blocks(st, run, sid),
             "sites: corpus histogram": lambda: views.contamination_histogram(st, run, sid),
             "sites: two sites histogram": lambda: views.contamination_histogram(st, run, sid, tuple(sites)),
             "sites: documents of a bar": lambda: views.documents_in_bin(st, run, sid, "(all sites)", 10),

@@ -664,16 +664,30 @@ class Store:
     def set_decision(self, phrase: str, decision: str | None, note: str = "", scope: str = ALL_SNAPSHOTS) -> None:
         """Decide a phrase for every snapshot (``scope='*'``) or for one
         snapshot id; ``decision=None`` clears it there."""
-        if decision is not None and decision not in DECISIONS:
-            raise BoilerscopeError(f"decision must be one of {', '.join(DECISIONS)}")
+        self.set_decisions([(phrase, decision, note)], scope)
+
+    def set_decisions(self, items, scope: str = ALL_SNAPSHOTS) -> None:
+        """Several decisions in one transaction: ``(phrase, decision, note)``
+        items, ``decision=None`` clearing the phrase's decision at ``scope``."""
+        items = list(items)
+        for _, decision, _ in items:
+            if decision is not None and decision not in DECISIONS:
+                raise BoilerscopeError(f"decision must be one of {', '.join(DECISIONS)}")
 
         def write(cur):
-            cur.execute("DELETE FROM decisions WHERE phrase = ? AND scope = ?", [phrase, scope])
-            if decision is not None:
-                cur.execute("INSERT INTO decisions(phrase, scope, decision, note) VALUES (?, ?, ?, ?)",
-                            [phrase, scope, decision, note or ""])
+            for phrase, decision, note in items:
+                cur.execute("DELETE FROM decisions WHERE phrase = ? AND scope = ?", [phrase, scope])
+                if decision is not None:
+                    cur.execute("INSERT INTO decisions(phrase, scope, decision, note) VALUES (?, ?, ?, ?)",
+                                [phrase, scope, decision, note or ""])
 
         self._write(write)
+
+    def decisions_at(self, phrases, scope: str) -> dict[str, tuple[str, str]]:
+        """phrase -> (decision, note) of the phrases decided at exactly ``scope``."""
+        rows = self.query("SELECT phrase, decision, note FROM decisions WHERE scope = ? AND list_contains(?, phrase)",
+                          [scope, list(phrases)]).rows()
+        return {p: (d, n) for p, d, n in rows}
 
     def decisions(self, snapshot_id: str | None = None) -> pl.DataFrame:
         """phrase, decision, note, updated, scope.  With a snapshot: the

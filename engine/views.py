@@ -17,7 +17,7 @@ import numpy as np
 import polars as pl
 
 from .clean import decision_counts, decision_cut, stoplist_frames
-from .constants import DEFAULT_MAX_SLOT, DEFAULT_MIN_LEN
+from .constants import ALL_SNAPSHOTS, DEFAULT_MAX_SLOT, DEFAULT_MIN_LEN
 from .store import Store
 
 
@@ -70,11 +70,15 @@ def cluster_documents(store: Store, sid: str, dedup_id: int, cluster_id: int, li
 
 
 def phrase_table(store: Store, run_id: int, search: str = "", site: str = "", min_sites: int = 1,
-                 limit: int = 500) -> pl.DataFrame:
-    """Maximal phrases of a run by psi, filtered by text, site and number of sites."""
-    sql = ["SELECT p.phrase_id, p.phrase, p.length, p.df, p.occurrences, p.sites, p.psi FROM run_phrases p"
-           " WHERE p.run_id = ? AND p.maximal"]
+                 limit: int = 500, block: int | None = None) -> pl.DataFrame:
+    """Maximal phrases of a run by psi, filtered by text, site, number of
+    sites and block (its members only)."""
+    sql = ["SELECT p.phrase_id, p.phrase, p.length, p.df, p.occurrences, p.sites, p.psi, p.block_id"
+           " FROM run_phrases p WHERE p.run_id = ? AND p.maximal"]
     params: list = [run_id]
+    if block is not None:
+        sql.append("AND p.block_id = ?")
+        params.append(int(block))
     if search:
         sql.append("AND p.phrase ILIKE ?")
         params.append(f"%{search.lower()}%")
@@ -187,6 +191,23 @@ def site_ranking(store: Store, run_id: int, snapshot_id: str) -> pl.DataFrame:
         "  quantile_cont(contamination, 0.9) AS p90_contamination"
         " FROM dc GROUP BY site ORDER BY covered_tokens DESC, site", [snapshot_id, run_id])
 
+def site_top_blocks(store: Store, run_id: int, snapshot_id: str, k: int = 3) -> pl.DataFrame:
+    """Each site's ``k`` biggest blocks there (by the tokens they cover in the
+    site's documents): site, top_blocks (their texts' starts, ' | ' apart).
+    A run mined before blocks existed gives its phrases by Ψ instead."""
+    if not store.query("SELECT 1 FROM run_blocks WHERE run_id = ? LIMIT 1", [run_id]).height:
+        return site_top_phrases(store, run_id, snapshot_id, k).rename({"top_phrases": "top_blocks"})
+    return store.query(
+        "WITH bs AS (SELECT d.site, s.block_id, sum(s.token_end - s.token_start) AS covered"
+        "  FROM run_block_spans s JOIN documents d ON d.snapshot_id = ? AND d.doc_index = s.doc_index"
+        "  WHERE s.run_id = ? GROUP BY d.site, s.block_id),"
+        " ranked AS (SELECT bs.site, b.text, row_number() OVER (PARTITION BY bs.site"
+        "  ORDER BY bs.covered DESC, bs.block_id) AS k FROM bs JOIN run_blocks b ON b.run_id = ?"
+        "  AND b.block_id = bs.block_id)"
+        " SELECT site, string_agg(left(regexp_replace(text, '\\s+', ' ', 'g'), 60), ' | ' ORDER BY k) AS top_blocks"
+        " FROM ranked WHERE k <= ? GROUP BY site", [snapshot_id, run_id, run_id, k])
+
+
 def site_top_phrases(store: Store, run_id: int, snapshot_id: str, k: int = 3) -> pl.DataFrame:
     return store.query(
         "WITH ps AS (SELECT d.site, p.phrase, p.psi,"
@@ -197,6 +218,7 @@ def site_top_phrases(store: Store, run_id: int, snapshot_id: str, k: int = 3) ->
         "  GROUP BY d.site, p.phrase, p.psi)"
         " SELECT site, string_agg(left(phrase, 60), ' | ' ORDER BY k) AS top_phrases FROM ps"
         " WHERE k <= ? GROUP BY site", [run_id, snapshot_id, run_id, k])
+
 
 def contamination_histogram(store: Store, run_id: int, snapshot_id: str, sites: tuple = (),
                             bins: int = 20) -> pl.DataFrame:
@@ -306,6 +328,32 @@ def block_documents(store: Store, run_id: int, snapshot_id: str, block_id: int, 
         " FROM run_block_spans s JOIN documents d ON d.snapshot_id = ? AND d.doc_index = s.doc_index"
         " WHERE s.run_id = ? AND s.block_id = ? GROUP BY d.doc_id, d.site, d.url"
         " ORDER BY covered_tokens DESC, d.doc_id LIMIT ?", [snapshot_id, run_id, block_id, limit])
+
+
+def block_member_texts(store: Store, run_id: int, block_ids) -> list[str]:
+    """The texts (phrases and templates) of several blocks' members: what one
+    decision on those blocks marks."""
+    return store.query(
+        "SELECT phrase AS text FROM run_phrases WHERE run_id = ? AND maximal AND list_contains(?, block_id)"
+        " UNION SELECT template FROM run_templates WHERE run_id = ? AND list_contains(?, block_id) ORDER BY text",
+        [run_id, [int(b) for b in block_ids], run_id, [int(b) for b in block_ids]])["text"].to_list()
+
+
+def block_decisions(store: Store, run_id: int, snapshot_id: str, block_ids) -> dict[int, str]:
+    """block -> the decision in force on all its members (noise, keep,
+    unsure), "mixed" when they differ or only some are decided; undecided
+    blocks are left out."""
+    rows = store.query(
+        "WITH m AS (SELECT block_id, phrase AS text FROM run_phrases WHERE run_id = ? AND maximal"
+        "   AND list_contains(?, block_id)"
+        "  UNION ALL SELECT block_id, template FROM run_templates WHERE run_id = ? AND list_contains(?, block_id)),"
+        " d AS (SELECT phrase, decision FROM decisions WHERE scope IN (?, ?)"
+        "  QUALIFY row_number() OVER (PARTITION BY phrase ORDER BY scope = ?) = 1)"
+        " SELECT m.block_id, count(*) AS n, count(d.decision) AS decided, min(d.decision) AS lo,"
+        "  max(d.decision) AS hi FROM m LEFT JOIN d ON d.phrase = m.text GROUP BY m.block_id HAVING decided > 0",
+        [run_id, [int(b) for b in block_ids], run_id, [int(b) for b in block_ids], ALL_SNAPSHOTS, snapshot_id,
+         ALL_SNAPSHOTS]).rows()
+    return {int(b): lo if decided == n and lo == hi else "mixed" for b, n, decided, lo, hi in rows}
 
 
 # -- templates with slots (runs mined with --templates) ----------------------

@@ -36,19 +36,28 @@ ids = table["block_id"].to_list()
 def table_view():
     where = f"on {site}" if site else "corpus-wide"
     st.caption(f"{table.height} blocks {where}, by the tokens they cover (share: of "
-               f"{'the site' if site else 'the index'}'s tokens); tick a row to open it")
+               f"{'the site' if site else 'the index'}'s tokens); tick a row to open it, tick several to "
+               "decide them together")
+    shown = table.with_columns(pl.col("text").str.slice(0, 160),
+                               pl.col("block_id").replace_strict(block_state, default="").alias("decision"))
     event = st.dataframe(
-        table.with_columns(pl.col("text").str.slice(0, 160)),
-        hide_index=True, width="stretch", on_select="rerun", selection_mode="single-row", key="blocks.table",
+        shown, hide_index=True, width="stretch", on_select="rerun", selection_mode="multi-row", key="blocks.table",
         column_config={
             "block_id": st.column_config.NumberColumn("block", width="small"),
             "text": st.column_config.TextColumn("text (as written)", width="large"),
             "covered_tokens": st.column_config.NumberColumn("covered tokens", format="localized"),
             "share": st.column_config.ProgressColumn("share of tokens", format="percent", min_value=0.0,
                                                      max_value=max(float(table["share"].max() or 0), 1e-9))})
-    widgets.open_selected(event, ids, "block")
+    rows = list(event.selection.rows) if event is not None and hasattr(event, "selection") else []
+    picked = [ids[r] for r in rows if r < len(ids)]
+    if picked != st.session_state.get("blocks.ticked", []):
+        st.session_state["blocks.ticked"] = picked
+        if picked:
+            state.put("block", picked[-1])  # the row ticked last opens
+        st.rerun()
 
 
+block_state = data.block_decisions(run_id, sid, tuple(ids))  # block -> noise / keep / unsure / mixed
 table_view()
 
 # -- block detail -------------------------------------------------------------
@@ -64,18 +73,26 @@ with st.expander(f"The block as written ({len(text):,} characters)", expanded=le
     st.html(render.block_text_html(text))
 
 members = data.block_members(run_id, bid)
-texts = members["text"].to_list()
+ticked = [b for b in st.session_state.get("blocks.ticked", []) if b in ids]
+targets = ticked if len(ticked) > 1 else [bid]
+texts = members["text"].to_list() if targets == [bid] else data.block_member_texts(run_id, tuple(targets))
 states = {decisions.get(t) for t in texts}
 current = states.pop() if len(states) == 1 else ("mixed" if texts else None)
-st.write(f"Decision on its {len(texts)} phrases and templates: **{current or 'undecided'}**")
-d1, d2, d3, d4, d5 = st.columns([1, 1, 1, 1, 3])
-note = d5.text_input("Note (optional)", key="blocks.note")
+what = f"block {bid}'s" if targets == [bid] else f"the {len(targets)} ticked blocks'"
+st.write(f"Decision on {what} {len(texts)} phrases and templates: **{current or 'undecided'}**")
+d1, d2, d3, d4, d5, d6 = st.columns([1, 1, 1, 1, 1, 3])
+note = d6.text_input("Note (optional)", key="blocks.note")
 for col, label, key in ((d1, "noise", "n"), (d2, "keep", "k"), (d3, "unsure", "u"), (d4, None, "x")):
     if col.button(label or "clear", key=f"blocks.decide.{label}", shortcut=key, disabled=not texts,
                   type="primary" if label and current == label else "secondary",
                   help=f"Mark every member {label} (key {key})" if label else f"Clear every member (key {key})"):
         actions.decide_all(texts, label, note, scope=widgets.scope("blocks", sid))
         st.rerun()
+last = actions.can_undo()
+if d5.button("undo", key="blocks.undo", shortcut="z", disabled=last is None,
+             help=f"Take back the last decision ({last}; key z)" if last else "Nothing to undo"):
+    actions.undo()
+    st.rerun()
 st.radio("Applies to", ["all snapshots", "this snapshot"], key="blocks.scope", horizontal=True,
          help="A decision for this snapshot wins over the project's (all snapshots of the store).")
 

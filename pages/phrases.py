@@ -1,5 +1,9 @@
 """Phrases: the maximal repeats of the active run, the index eaters, a phrase's contexts and decisions.
 
+By default the page lists blocks (the repeated regions, each counted once,
+``docs/blocks.md``) and the phrases of the block picked; "all phrases" lists
+every maximal phrase by Ψ.
+
 A phrase is always chosen by its id (a row of the table, the picker, or
 ``?phrase=`` in the URL), never by its label: long phrases share their first
 120 characters.  The table, the chart and the detail are fragments, so a click
@@ -12,6 +16,7 @@ import streamlit as st
 from engine.ui import actions, boot, data, render, state, widgets
 
 DECISION_FILTER = ("all", "undecided", "noise", "keep", "unsure")
+VIEWS = {"blocks": "by block (each region once)", "phrases": "all phrases (by Ψ)"}
 
 boot.setup()
 sid, run_id = boot.need_run()
@@ -36,8 +41,49 @@ show = f4.selectbox("Decision", DECISION_FILTER, key="phrases.decision",
                     on_change=state.bind("phrases.decision", "decided", "all"))
 state.share()
 
+if state.get("view") not in VIEWS:
+    state.put("view", None)
+view = st.segmented_control("List", list(VIEWS), key="phrases.view", format_func=VIEWS.get,
+                            on_change=state.bind("phrases.view", "view", "blocks")) or "blocks"
+state.share()
+
+block = None
+if view == "blocks":
+    blocks = data.block_table(run_id, sid, state.get("site") or "", 500)
+    if (state.get("q") or "").strip() or int(min_sites) > 1 or state.get("decided"):
+        # the blocks holding a phrase that passes the filters
+        passing = data.decided(data.phrase_table(run_id, (state.get("q") or "").strip(), state.get("site") or "",
+                                                 int(min_sites), 100_000), "phrase", sid, show)
+        blocks = blocks.filter(pl.col("block_id").is_in(passing["block_id"].drop_nulls().unique().to_list()))
+    if blocks.height:
+        block_ids = blocks["block_id"].to_list()
+        if state.get("block") not in block_ids:
+            state.put("block", block_ids[0])
+        block = state.get("block")
+
+        @st.fragment
+        def block_view():
+            st.caption(f"{blocks.height} blocks by the tokens they cover, each token once (share: of "
+                       f"{'the site' if state.get('site') else 'the index'}'s tokens); tick one to list its "
+                       "phrases below, open it on the Blocks page to decide it whole")
+            event = st.dataframe(
+                blocks.with_columns(pl.col("text").str.slice(0, 140)), hide_index=True, width="stretch",
+                on_select="rerun", selection_mode="single-row", key="phrases.blocks", height=250,
+                column_config={
+                    "block_id": st.column_config.NumberColumn("block", width="small"),
+                    "text": st.column_config.TextColumn("text (as written)", width="large"),
+                    "covered_tokens": st.column_config.NumberColumn("covered tokens", format="localized"),
+                    "share": st.column_config.ProgressColumn(
+                        "share of tokens", format="percent", min_value=0.0,
+                        max_value=max(float(blocks["share"].max() or 0), 1e-9))})
+            widgets.open_selected(event, block_ids, "block")
+        block_view()
+    else:
+        st.caption("This run has no blocks (mined before blocks existed): all its phrases are listed.")
+
 decisions = data.decisions_map(sid)
-table = data.phrase_table(run_id, (state.get("q") or "").strip(), state.get("site") or "", int(min_sites), 500)
+table = data.phrase_table(run_id, (state.get("q") or "").strip(), state.get("site") or "", int(min_sites), 500,
+                          block=block)
 table = data.decided(table.with_columns((pl.col("length") * pl.col("occurrences") / max(info["tokens"], 1))
                                         .alias("share")), "phrase", sid, show)
 ids = table["phrase_id"].to_list()
@@ -45,8 +91,8 @@ ids = table["phrase_id"].to_list()
 
 @st.fragment
 def table_view():
-    st.caption(f"{table.height} phrases shown (top 500 by Ψ = length × df); tick rows to open one or "
-               "to decide several at once")
+    what = f"of block {block}" if block is not None else "(top 500 by Ψ = length × df)"
+    st.caption(f"{table.height} phrases {what}; tick rows to open one or to decide several at once")
     event = st.dataframe(
         table.select("phrase_id", "phrase", "length", "df", "occurrences", "sites", "psi", "share", "decision"),
         hide_index=True, width="stretch", on_select="rerun", selection_mode="multi-row", key="phrases.table",

@@ -10,9 +10,9 @@ sid, run_id = boot.need_run()
 st.title("Contamination by site")
 BINS = 20
 
-# a site without repeated phrases shows an empty cell, not "None"
-rank = (data.site_ranking(run_id, sid).join(data.site_top_phrases(run_id, sid), on="site", how="left")
-        .with_columns(pl.col("top_phrases").fill_null("")))
+# a site without repeated text shows an empty cell, not "None"
+rank = (data.site_ranking(run_id, sid).join(data.site_top_blocks(run_id, sid), on="site", how="left")
+        .with_columns(pl.col("top_blocks").fill_null("")))
 summary = data.run(run_id).get("summary", {})
 all_sites = rank["site"].to_list()
 colour = {site: render.SITE_COLOURS[i % len(render.SITE_COLOURS)] for i, site in enumerate(sorted(all_sites))}
@@ -52,11 +52,31 @@ g2.altair_chart(render.hbar(worst, "coverage", "site", "The most contaminated si
                 width="stretch", key="sites.worst")
 
 st.subheader("Site ranking")
-st.dataframe(rank, hide_index=True, width="stretch",
-             column_config={**{k: st.column_config.NumberColumn(format="percent")
-                               for k in ("coverage", "median_contamination", "p90_contamination")},
-                            **{k: st.column_config.NumberColumn(format="localized")
-                               for k in ("documents", "tokens", "covered_tokens")}})
+st.caption("Tick a site to list its blocks (its repeated regions, by the tokens they cover there).")
+event = st.dataframe(rank, hide_index=True, width="stretch", on_select="rerun", selection_mode="single-row",
+                     key="sites.rank",
+                     column_config={**{k: st.column_config.NumberColumn(format="percent")
+                                       for k in ("coverage", "median_contamination", "p90_contamination")},
+                                    **{k: st.column_config.NumberColumn(format="localized")
+                                       for k in ("documents", "tokens", "covered_tokens")},
+                                    "top_blocks": st.column_config.TextColumn("top blocks there", width="large")})
+ticked = list(event.selection.rows) if event is not None and hasattr(event, "selection") else []
+if ticked and ticked[0] < rank.height and rank["site"][ticked[0]] != state.get("site"):
+    state.put("site", rank["site"][ticked[0]])
+    st.rerun()
+site = state.get("site") if state.get("site") in all_sites else None
+if site:
+    site_blocks = data.block_table(run_id, sid, site, 200)
+    st.markdown(f"**Blocks on {render.md(site)}** ({site_blocks.height}, by the tokens they cover there)")
+    st.dataframe(site_blocks.with_columns(pl.col("text").str.slice(0, 160)), hide_index=True, width="stretch",
+                 key="sites.blocks", height=250,
+                 column_config={"text": st.column_config.TextColumn("text (as written)", width="large"),
+                                "covered_tokens": st.column_config.NumberColumn("covered tokens", format="localized"),
+                                "share": st.column_config.NumberColumn("share of the site", format="percent")})
+    if site_blocks.height and st.button("Triage this site's blocks", key="sites.to_blocks",
+                                        help="the Blocks page, narrowed to this site"):
+        state.put("block", int(site_blocks["block_id"][0]))
+        nav.switch("blocks", query_params=state.url_params())
 
 # the sites compared: from the URL (?sites=a&sites=b), else the Phrases page's site, else the first two
 chosen = [x for x in (state.get("sites") or []) if x in all_sites]

@@ -241,15 +241,24 @@ def test_blocks_page_ranks_opens_and_decides_a_whole_block(store_dir):
     members = peek(store_dir, "SELECT phrase FROM run_phrases WHERE run_id = ? AND maximal AND block_id = ?",
                    [run, int(want["block_id"][0])])["phrase"].to_list()
     assert members
+    before = peek(store_dir, "SELECT phrase, scope, decision, note FROM decisions ORDER BY ALL").rows()
     at.button(key="blocks.decide.noise").click().run()
     assert not at.exception
     marked = peek(store_dir, "SELECT phrase, decision FROM decisions")
     got = dict(zip(marked["phrase"].to_list(), marked["decision"].to_list()))
     assert all(got.get(m) == "noise" for m in members)
-    assert any("Decision on its" in md.value and "noise" in md.value for md in at.markdown)
+    assert any(f"Decision on block {want['block_id'][0]}'s" in md.value and "noise" in md.value
+               for md in at.markdown)
+    assert at.dataframe[0].value["decision"].tolist()[0] == "noise"  # the list says it too
     at.button(key="blocks.decide.None").click().run()
     left = peek(store_dir, "SELECT phrase FROM decisions")["phrase"].to_list()
     assert not set(members) & set(left)
+    # undo takes the clearing back, then the marking
+    at.button(key="blocks.undo").click().run()
+    assert set(peek(store_dir, "SELECT phrase FROM decisions WHERE decision = 'noise'")["phrase"].to_list()) >= set(members)
+    at.button(key="blocks.undo").click().run()
+    assert peek(store_dir, "SELECT phrase, scope, decision, note FROM decisions ORDER BY ALL").rows() == before
+    assert at.button(key="blocks.undo").disabled
     # one site: its blocks by the tokens they cover there
     site = peek(store_dir, "SELECT d.site FROM run_block_spans s JOIN documents d ON d.snapshot_id = ?"
                 " AND d.doc_index = s.doc_index WHERE s.run_id = ? GROUP BY d.site"
@@ -867,3 +876,61 @@ def test_sites_page_offers_the_repetition_card(store_dir):
     assert len(buttons) == 1 and "sites.card" in buttons[0].proto.id
     card = data.repetition_card(run).decode("utf-8")
     assert card.startswith("<!DOCTYPE html>") and f"run {run}" in card and "<script" not in card
+
+
+def test_ticked_blocks_are_decided_together_and_the_phrases_page_lists_blocks(store_dir):
+    """Ticking several blocks makes the decision buttons (keys n/k/u/x) mark
+    all their members at once; the Phrases page lists blocks by default and
+    the phrases of the block picked, or every phrase on request."""
+    demo = peek(store_dir, "SELECT snapshot_id FROM snapshots WHERE documents = 2500")["snapshot_id"][0]
+    run = int(peek(store_dir, "SELECT min(run_id) AS r FROM runs WHERE snapshot_id = ?", [demo])["r"][0])
+    top = peek(store_dir, "SELECT block_id FROM run_blocks WHERE run_id = ? ORDER BY covered_tokens DESC, block_id"
+               " LIMIT 3", [run])["block_id"].to_list()
+    at = app("pages/blocks.py", state={"bs.snapshot": demo, "bs.run": run, "bs.init": True,
+                                       "blocks.ticked": top[1:3]})
+    at.session_state["blocks.table"] = {"selection": {"rows": [1, 2], "columns": [], "cells": []}}
+    at.run()
+    before = peek(store_dir, "SELECT phrase, scope, decision, note FROM decisions ORDER BY ALL").rows()
+    assert any("the 2 ticked blocks'" in md.value for md in at.markdown), [md.value for md in at.markdown]
+    at.button(key="blocks.decide.keep").click().run()
+    members = peek(store_dir, "SELECT phrase FROM run_phrases WHERE run_id = ? AND maximal AND block_id IN (?, ?)",
+                   [run, top[1], top[2]])["phrase"].to_list()
+    kept = set(peek(store_dir, "SELECT phrase FROM decisions WHERE decision = 'keep'")["phrase"].to_list())
+    assert members and set(members) <= kept
+    assert at.dataframe[0].value["decision"].tolist()[1:3] == ["keep", "keep"]
+    at.button(key="blocks.undo").click().run()
+    assert peek(store_dir, "SELECT phrase, scope, decision, note FROM decisions ORDER BY ALL").rows() == before
+
+    at = app("pages/phrases.py", state={"bs.snapshot": demo, "bs.run": run, "bs.init": True})
+    assert at.dataframe[0].value["block_id"].tolist()[:3] == top  # blocks first
+    first = peek(store_dir, "SELECT phrase_id FROM run_phrases WHERE run_id = ? AND maximal AND block_id = ?",
+                 [run, top[0]])["phrase_id"].to_list()
+    assert sorted(at.dataframe[1].value["phrase_id"].tolist()) == sorted(first)
+    at.segmented_control(key="phrases.view").set_value("phrases").run()
+    assert at.query_params["view"] in ("phrases", ["phrases"])
+    everything = peek(store_dir, "SELECT count(*) AS n FROM run_phrases WHERE run_id = ? AND maximal", [run])["n"][0]
+    assert len(at.dataframe[0].value) == min(everything, 500)
+
+
+def test_sites_page_lists_each_sites_blocks(store_dir):
+    """The site ranking names each site's top blocks; ticking a site lists
+    its blocks by the tokens they cover there, and opens them for triage."""
+    demo = peek(store_dir, "SELECT snapshot_id FROM snapshots WHERE documents = 2500")["snapshot_id"][0]
+    run = int(peek(store_dir, "SELECT min(run_id) AS r FROM runs WHERE snapshot_id = ?", [demo])["r"][0])
+    at = app("pages/sites.py", state={"bs.snapshot": demo, "bs.run": run, "bs.init": True})
+    rank = at.dataframe[0].value
+    assert "top_blocks" in rank.columns
+    at.session_state["sites.rank"] = {"selection": {"rows": [0], "columns": [], "cells": []}}
+    at.run()
+    site = rank["site"].tolist()[0]
+    assert at.query_params["site"] in (site, [site])
+    want = peek(store_dir, "SELECT s.block_id, sum(s.token_end - s.token_start) AS t FROM run_block_spans s"
+                " JOIN documents d ON d.snapshot_id = ? AND d.doc_index = s.doc_index WHERE s.run_id = ?"
+                " AND d.site = ? GROUP BY s.block_id ORDER BY t DESC, s.block_id LIMIT 200", [demo, run, site])
+    shown = at.dataframe[1].value
+    assert shown["block_id"].tolist() == want["block_id"].to_list()
+    assert shown["covered_tokens"].tolist() == want["t"].to_list()
+    first = str(want["block_id"][0]).split(".")[0]
+    assert rank["top_blocks"].tolist()[0].startswith(
+        " ".join(peek(store_dir, "SELECT text FROM run_blocks WHERE run_id = ? AND block_id = ?",
+                      [run, int(first)])["text"][0].split())[:60])

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import os
 
+import streamlit as st
+
 from .. import api
 from ..constants import ALL_SNAPSHOTS, DEFAULT_MAX_SLOT
 from ..neardup import DedupConfig
@@ -17,16 +19,44 @@ from . import data
 from . import jobs
 from .jobs import Job
 
+#: Decision batches a session can undo.
+UNDO_DEPTH = 50
+
+
 def decide(text: str, decision: str | None, note: str = "", scope: str = ALL_SNAPSHOTS) -> None:
     """Mark a phrase or template noise / keep / unsure (None clears), for all
     snapshots (``*``) or one."""
-    data.store().set_decision(text, decision, note, scope=scope)
+    decide_all([text], decision, note, scope)
 
 
 def decide_all(texts: list[str], decision: str | None, note: str = "", scope: str = ALL_SNAPSHOTS) -> None:
-    """One decision for every member of a block (its phrases and templates)."""
-    for text in texts:
-        decide(text, decision, note, scope)
+    """One decision for several texts (a block's members, ticked rows), in one
+    transaction; the batch can be undone (:func:`undo`)."""
+    s = data.store()
+    texts = list(dict.fromkeys(texts))
+    before = s.decisions_at(texts, scope)
+    s.set_decisions([(t, decision, note) for t in texts], scope)
+    stack = st.session_state.setdefault("bs.undo", [])
+    stack.append((scope, decision, [(t, *before.get(t, (None, ""))) for t in texts]))
+    del stack[:-UNDO_DEPTH]
+
+
+def can_undo() -> str | None:
+    """What :func:`undo` would take back (a line for the button's help), or None."""
+    stack = st.session_state.get("bs.undo") or []
+    if not stack:
+        return None
+    scope, decision, items = stack[-1]
+    return f"{decision or 'clear'} on {len(items)} text{'s' if len(items) > 1 else ''}"
+
+
+def undo() -> None:
+    """Take this session's last decision batch back (each text gets the
+    decision and note it had before, or none)."""
+    stack = st.session_state.get("bs.undo") or []
+    if stack:
+        scope, _, items = stack.pop()
+        data.store().set_decisions(items, scope)
 
 
 def delete_run(run_id: int) -> None:

@@ -37,7 +37,7 @@ from __future__ import annotations
 import streamlit as st
 
 STATE = ("snapshot", "run", "sigma", "min_len", "site", "q", "phrase", "sites", "bar", "doc", "clean",
-         "cluster", "template", "tq", "block", "minsites", "decided", "log")
+         "cluster", "template", "tq", "block", "minsites", "decided", "log", "view")
 INT_STATE = ("run", "sigma", "min_len", "phrase", "doc", "cluster", "template", "block", "minsites")
 #: On/off choices ("1" in the URL when on).
 FLAG_STATE = ("clean", "log")
