@@ -1,12 +1,16 @@
 """Dashboard interaction latency in a real browser on a large store.
 
     python bench/app_latency.py [--docs 1000000] [--rounds 3]
+    python bench/app_latency.py --db web.duckdb --decisions 100 --name app_latency_webdocs
 
 Uses the store of ``bench/app_queries.py`` (built if missing: short synthetic
 pages from 20 sites, mined at sigma 20, L 10), starts ``boilerscope
 dashboard`` on it and drives Debian's Chromium through the analyst's workflow
 (the browser test's latency helper): open each page, search, decide, toggle a
-log scale, click a histogram bar, open a document, remove the noise.  Each
+log scale, click a histogram bar, open a document, remove the noise, open the
+Blocks page, mark a block noise and undo it, open the Decisions page (with
+``--decisions N``: N noise decisions stored first, the top phrases by Ψ, so
+the page counts the tokens each cuts).  Each
 interaction is timed from the action until the app's running indicator is
 gone; the median over ``--rounds`` walks is reported, the first walk (cold
 caches) apart.  Results: bench/results/app_latency.json / .md.
@@ -16,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import socket
 import statistics
 import subprocess
@@ -69,14 +74,46 @@ def walk(page, server: str, lat: Latency) -> None:
     settle()
     lat.measure("document: noise removed", lambda: page.get_by_text("Show the text with noise spans removed").click())
     lat.measure("document: noise shown", lambda: page.get_by_text("Show the text with noise spans removed").click())
+    query = page.url.split("?", 1)[1]
+    lat.measure("blocks: open page", lambda: page.goto(server + "/blocks?" + query), timeout=120_000)
+    expect(page.get_by_text("Block detail")).to_be_visible(timeout=120_000)
+    settle()
+    # the buttons carry their keyboard shortcut in their names ("noise N")
+    lat.measure("blocks: mark noise", lambda: page.get_by_role("button", name=re.compile(r"^noise")).first.click())
+    settle()
+    lat.measure("blocks: undo", lambda: page.get_by_role("button", name=re.compile(r"^undo")).first.click())
+    settle()
+    query = page.url.split("?", 1)[1]
+    lat.measure("decisions: open page", lambda: page.goto(server + "/decisions?" + query), timeout=120_000)
+    expect(page.get_by_text("Stop-phrase list")).to_be_visible(timeout=120_000)
+    settle()
+
+
+def store_decisions(db: str, n: int) -> None:
+    """``n`` noise decisions (the newest run's top phrases by Ψ) in the store, for every snapshot."""
+    if n <= 0:
+        return
+    from engine.store import Store
+    store = Store(db)
+    try:
+        run = store.query("SELECT max(run_id) AS r FROM runs")["r"][0]
+        top = store.query("SELECT phrase FROM run_phrases WHERE run_id = ? AND maximal ORDER BY psi DESC, phrase"
+                          " LIMIT ?", [run, n])["phrase"].to_list()
+        store.set_decisions([(p, "noise", "bench") for p in top])
+    finally:
+        store.close()
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--docs", type=int, default=1_000_000)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--db", default=None, help="walk this mined store instead of the synthetic one")
+    ap.add_argument("--decisions", type=int, default=0, help="noise decisions stored before the walks")
+    ap.add_argument("--name", default="app_latency", help="results file name (bench/results/NAME.md)")
     args = ap.parse_args()
-    db = ensure_store(args.docs)
+    db = args.db or ensure_store(args.docs)
+    store_decisions(db, args.decisions)
     port = free_port()
     server = f"http://127.0.0.1:{port}"
     proc = subprocess.Popen([sys.executable, "-m", "engine.cli", "dashboard", "--db", db, "--port", str(port),
@@ -103,16 +140,21 @@ def main():
     names = [n for n, _ in walks[0]]
     cold = dict(walks[0])
     warm = {n: statistics.median(dict(w)[n] for w in walks[1:]) for n in names}
-    result = {"docs": args.docs, "chromium": CHROMIUM, "rounds": args.rounds,
+    from engine.store import Store
+    done = Store(db, read_only=True)
+    docs = done.query("SELECT sum(documents) AS n FROM snapshots")["n"][0]
+    n_dec = int(done.query("SELECT count(*) AS n FROM decisions")["n"][0])
+    done.close()
+    result = {"docs": int(docs), "store": os.path.basename(db), "decisions": n_dec, "chromium": CHROMIUM, "rounds": args.rounds,
               "cold_seconds": cold, "median_seconds": warm}
     os.makedirs(os.path.join(HERE, "results"), exist_ok=True)
-    with open(os.path.join(HERE, "results", "app_latency.json"), "w") as fh:
+    with open(os.path.join(HERE, "results", f"{args.name}.json"), "w") as fh:
         json.dump(result, fh, indent=1)
-    lines = [f"Dashboard interactions in Chromium on a store of {args.docs:,} documents "
-             f"(median of {args.rounds} walks after a cold one):", "",
+    lines = [f"Dashboard interactions in Chromium on {os.path.basename(db)} ({int(docs):,} documents, "
+             f"{n_dec} decisions; median of {args.rounds} walks after a cold one):", "",
              "| interaction | cold s | median s |", "|---|---:|---:|"]
     lines += [f"| {n} | {cold[n]:.2f} | {warm[n]:.2f} |" for n in names]
-    with open(os.path.join(HERE, "results", "app_latency.md"), "w") as fh:
+    with open(os.path.join(HERE, "results", f"{args.name}.md"), "w") as fh:
         fh.write("\n".join(lines) + "\n")
     print("\n".join(lines))
 

@@ -332,14 +332,12 @@ def find_blocks(tokens: np.ndarray, doc_offsets: np.ndarray, sigma: int, min_len
     ps, pe, _ = K.pieces(doc_offsets, m, b, tied, minend)
     del m, b, tied, minend
     step(0.7)
-    # rule 6: every window wholly inside a piece links it to the key's other pieces
-    a_start = np.concatenate((w_start, t_start))
-    a_end = np.concatenate((w_start + L, t_end))
-    a_key = np.concatenate((w_key, n_gram_keys + t_key))
-    # the windows come by position; only template windows need a merge
-    o = np.argsort(a_start, kind="stable") if t_start.shape[0] else np.arange(a_start.shape[0])
+    # rule 6: every window wholly inside a piece links it to the key's other
+    # pieces; the L-gram and the template windows each come by position and
+    # are merged in the kernel
     n_keys = n_gram_keys + (int(t_key.max()) + 1 if t_key.shape[0] else 0)
-    root = K.link_pieces(ps, pe, a_start[o], a_end[o], a_key[o], max(1, n_keys))
+    root = K.link_pieces(ps, pe, w_start, np.zeros(0, np.int64), w_key, max(1, n_keys), L,
+                         t_start, t_end, t_key, n_gram_keys)
     step(0.85)
     # numbering: covered tokens descending, then first position
     roots, label = np.unique(root, return_inverse=True)
@@ -389,30 +387,10 @@ def find_blocks_in_coverage(tokens: np.ndarray, doc_offsets: np.ndarray, sigma: 
                            min_len, progress=progress, within=covered, doc_key=doc_key)
     doc_offsets = np.asarray(doc_offsets, np.int64)
     n_docs = doc_offsets.shape[0] - 1
-    pos = np.flatnonzero(covered).astype(np.int64)           # covered positions, in order
-    doc = (np.searchsorted(doc_offsets, pos, side="right") - 1).astype(np.int64)
-    # a separator before every covered token that starts a run, but a document's first run
-    starts_run = np.ones(pos.shape[0], bool)
-    starts_run[1:] = (pos[1:] != pos[:-1] + 1) | (doc[1:] != doc[:-1])
-    first_of_doc = np.ones(pos.shape[0], bool)
-    first_of_doc[1:] = doc[1:] != doc[:-1]
-    sep = starts_run & ~first_of_doc
-    n_sep = int(sep.sum())
-    out_pos = np.arange(pos.shape[0], dtype=np.int64) + np.cumsum(sep)  # place of each covered token
-    size = pos.shape[0] + n_sep
-    compact = np.empty(size, np.int32)
     # one separator id for all: no window holds a separator (``within`` is
     # False there, so no L-gram across one is even hashed), so it never
-    # needs to differ; read from the covered tokens only
-    kept = tokens[pos]
-    compact[out_pos] = kept
-    compact[out_pos[sep] - 1] = int(kept.max()) + 1 if kept.shape[0] else 0
-    pos_in_doc = np.full(size, -1, np.int64)                 # compact position -> position in its document
-    pos_in_doc[out_pos] = pos - doc_offsets[doc]
-    per_doc = np.bincount(doc, minlength=n_docs) + np.bincount(doc[sep], minlength=n_docs)
-    c_offsets = np.zeros(n_docs + 1, np.int64)
-    np.cumsum(per_doc, out=c_offsets[1:])
-    mask = np.zeros(size, bool)
-    mask[out_pos] = True
+    # needs to differ
+    compact, c_offsets, pos_in_doc, mask = K.compact_coverage(np.ascontiguousarray(tokens, np.int32),
+                                                              doc_offsets, covered)
     b = find_blocks(compact, c_offsets, sigma, min_len, progress=progress, within=mask, doc_key=doc_key)
     return b.remapped(np.arange(n_docs, dtype=np.int64), pos_in_doc, doc_offsets)

@@ -21,7 +21,6 @@ def do_ingest(path: str, label: str, origin: str | None = None) -> None:
         return
     state.set_snapshot(sid)
     st.session_state["load.message"] = f"Snapshot {sid} {'ingested' if created else 'was already in the store'}."
-    st.session_state.pop("load.active", None)
     state.share()
 
 
@@ -82,12 +81,15 @@ else:
                  hide_index=True, width="stretch")
     ids = snaps["snapshot_id"].to_list()
     current = state.get("snapshot")
-    choice = st.selectbox("Active snapshot", ids, index=ids.index(current) if current in ids else 0,
-                          key="load.active")
-    if choice != current:
-        state.set_snapshot(choice)
-        st.rerun()
-    info = data.snapshot_info(choice)
+    if current not in ids:
+        current = ids[0]
+        state.set_snapshot(current)
+    # the box is seeded from the view state on every run (an ingest just made
+    # another snapshot active: the box shows it at once), and a pick writes it back
+    st.session_state["load.active"] = current
+    st.selectbox("Active snapshot", ids, key="load.active",
+                 on_change=lambda: state.set_snapshot(st.session_state["load.active"]))
+    info = data.snapshot_info(current)
     a, b, d = st.columns(3)
     a.metric("Documents", f"{info['documents']:,}")
     b.metric("Sites", f"{info['sites']:,}")

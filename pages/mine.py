@@ -56,7 +56,12 @@ def log_steps(hi: int, value: int) -> list[int]:
 
 
 def sync(src: str, key: str):
-    state.put(key, clamp(key, st.session_state[src], state.get(key)))
+    raw = st.session_state[src]
+    state.put(key, clamp(key, raw, state.get(key)))
+    if raw is not None and raw != state.get(key):
+        lo, hi = RANGES[key]
+        what = {"sigma": "sigma counts documents", "min_len": "L counts tokens"}[key]
+        st.session_state["mine.clamped"] = f"{raw:,} is out of range ({what}: {lo:,} to {hi:,}); set to {state.get(key):,}."
 
 
 def from_share():
@@ -79,7 +84,9 @@ for key in ("sigma", "min_len"):
 left, mid, right = st.columns([3, 1, 1])
 left.select_slider("sigma: minimum documents (log scale)", log_steps(RANGES["sigma"][1], state.get("sigma")),
                    key="mine.sigma", on_change=sync, args=("mine.sigma", "sigma"))
-mid.number_input("sigma", *RANGES["sigma"], key="mine.sigma_n", on_change=sync, args=("mine.sigma_n", "sigma"))
+# the exact inputs take any whole number and clamp it with a message (a bound
+# on the widget itself draws an error icon over the value)
+mid.number_input("sigma", min_value=1, step=1, key="mine.sigma_n", on_change=sync, args=("mine.sigma_n", "sigma"))
 right.text_input("or a share", key="mine.share", on_change=from_share, placeholder="0.5%",
                  help="a share of the documents, rounded up")
 if st.session_state.get("mine.share_error"):
@@ -87,7 +94,9 @@ if st.session_state.get("mine.share_error"):
 left, mid, _ = st.columns([3, 1, 1])
 left.slider("L: minimum length (tokens)", *RANGES["min_len"], key="mine.min_len", on_change=sync,
             args=("mine.min_len", "min_len"))
-mid.number_input("L", *RANGES["min_len"], key="mine.min_len_n", on_change=sync, args=("mine.min_len_n", "min_len"))
+mid.number_input("L", min_value=2, step=1, key="mine.min_len_n", on_change=sync, args=("mine.min_len_n", "min_len"))
+if st.session_state.get("mine.clamped"):
+    st.warning(st.session_state.pop("mine.clamped"))
 algo = st.selectbox("Algorithm", list(ALGOS), index=ALGOS.index(DEFAULT_ALGO), key="mine.algo",
                     help="auto picks fhk on long periodic runs, else bloomspan; "
                          "fhk: the suffix-array baseline (same answer)")

@@ -311,6 +311,12 @@ def test_mine_page_on_a_snapshot_of_few_documents(store_dir):
     sid, _ = ingest(str(path), store=_store(os.environ["BOILERSCOPE_DB"]))
     at = app("pages/mine.py", state={"bs.snapshot": sid, "bs.run": None, "bs.init": True})
     assert at.select_slider(key="mine.sigma").value == 5 and at.number_input(key="mine.sigma_n").value == 5
+    # sigma above the document count: clamped, with a message of its own (the
+    # widget's bound drew an error icon over the value, the hint on top of it)
+    at.number_input(key="mine.sigma_n").set_value(40).run()
+    assert not at.exception and at.number_input(key="mine.sigma_n").value == 5
+    assert at.number_input(key="mine.sigma_n").max is None
+    assert any("40 is out of range (sigma counts documents: 1 to 5); set to 5." in w.value for w in at.warning)
     at.number_input(key="mine.min_len_n").set_value(5).run()
     at.button(key="mine.run").click().run()
     assert not at.exception

@@ -2,6 +2,7 @@
 
 Run with `make e2e` (installs chromium with apt first).  Screenshots go to test-artifacts/.
 """
+import difflib
 import json
 import os
 import re
@@ -260,6 +261,151 @@ def test_demo_mine_and_read_a_document(server):
     steps = [v for n, v in lat.rows if not n.startswith(("first page", "mine: run", "templates: mine"))]
     print("interaction latency (s):", {n: round(v, 2) for n, v in lat.rows})
     print("median interaction (s):", round(statistics.median(steps), 3))
+
+
+def normalized(text: str) -> str:
+    """Lowercase, whitespace collapsed: how the triage test compares texts."""
+    return " ".join((text or "").lower().split())
+
+
+def nav_link(page, title):
+    """The sidebar's link to a page (what an analyst clicks: the session and its view state stay)."""
+    return page.locator("[data-testid='stSidebarNav'] a").filter(has_text=re.compile(rf"^\s*{re.escape(title)}\s*$"))
+
+
+def test_triage_a_site_block_to_a_cleaned_snapshot(server, tmp_path):
+    """Issue 24: what a new analyst does on the demo. Sites page: tick a site in the ranking,
+    triage its top block; read why a span of a document holding it is highlighted; mark the
+    block noise with the keyboard (n); build the cleaned snapshot and check, in the Parquet
+    file downloaded, that the document is there without the block's text."""
+    from playwright.sync_api import expect, sync_playwright
+
+    import pyarrow.parquet as pq
+    from urllib.parse import parse_qs, urlsplit
+
+    os.makedirs(ARTIFACTS, exist_ok=True)
+    dialogs, outside = [], []
+    with sync_playwright() as p:
+        browser = launch(p)
+        context = browser.new_context(viewport={"width": 1440, "height": 900}, accept_downloads=True)
+        context.on("request", lambda r: outside.append(r.url)
+                   if not r.url.startswith(("http://127.0.0.1", "ws://127.0.0.1", "data:", "blob:",
+                                            "about:")) else None)
+        page = context.new_page()
+        page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+        lat = Latency(page)
+
+        # 1. the Sites page (alone, the first start mines the demo first): tick a site's row in the ranking
+        page.goto(server + "/by-site")
+        expect(page.get_by_text("Site ranking", exact=True)).to_be_visible(timeout=300_000)
+        lat.idle(120_000)
+        grid = page.locator("[data-testid='stDataFrame']").first
+        grid.scroll_into_view_if_needed()
+        expect(grid).to_be_visible(timeout=60_000)
+        box = grid.bounding_box()
+        # glide's grid is a canvas: the row's selection checkbox (shown on hover) is its first cell
+        x, y = box["x"] + 18, box["y"] + 35 * 1 + 17
+        for attempt in range(4):
+            page.mouse.move(x, y)
+            page.wait_for_timeout(300)  # the grid draws the checkbox on hover
+            page.mouse.click(x, y)
+            try:
+                page.wait_for_url(re.compile(r"[?&]site="), timeout=10_000 if attempt < 3 else 60_000)
+                break
+            except Exception:  # playwright's TimeoutError: the grid took the click before it listened
+                if attempt == 3:
+                    raise
+        lat.idle()
+        site = parse_qs(urlsplit(page.url).query)["site"][0]
+        triage = page.get_by_role("button", name="Triage this site's blocks")
+        expect(triage).to_be_visible(timeout=60_000)
+        expect(page.get_by_text(f"Blocks on {site}")).to_be_visible(timeout=30_000)
+        page.screenshot(path=os.path.join(ARTIFACTS, "8-triage-site.png"), full_page=True)
+
+        # 2. the site's top block opens on the Blocks page, narrowed to the site
+        triage.click()
+        page.wait_for_url(re.compile(r"/blocks\?(.*&)?block=\d+"), timeout=60_000)
+        expect(page.get_by_text("Decision on block")).to_be_visible(timeout=60_000)
+        lat.idle()
+        query = parse_qs(urlsplit(page.url).query)
+        block_id = int(query["block"][0])
+        assert query["site"] == [site], page.url
+        expect(page.get_by_text(f"Decision on block {block_id}'s")).to_be_visible(timeout=30_000)
+        written = page.get_by_text(re.compile(r"^The block as written"))
+        if not page.locator(".bs-doc").count():  # a long block's text is folded
+            written.click()
+        block_text = page.locator(".bs-doc").first.text_content(timeout=30_000)
+        assert len(normalized(block_text)) >= 50, block_text
+
+        # 3. a document holding the block: why is a span highlighted? (each span's hover title)
+        page.get_by_role("button", name="Open in Document view").click()
+        page.wait_for_url(re.compile(r"/reader\?(.*&)?doc=\d+"), timeout=60_000)
+        doc_id = int(parse_qs(urlsplit(page.url).query)["doc"][0])
+        marks = page.locator("mark.bs-span")
+        expect(marks.first).to_be_visible(timeout=60_000)
+        lat.idle()
+        names_block = re.compile(rf"· block {block_id}(:| ·)")
+        ours = [m for m in page.locator(f"mark.bs-span[title*='block {block_id}']").all()
+                if names_block.search(m.get_attribute("title") or "")]
+        assert ours, [m.get_attribute("title") for m in marks.all()[:5]]
+        ours[0].scroll_into_view_if_needed()
+        ours[0].hover()
+        why = ours[0].get_attribute("title")
+        assert why.startswith(("phrase «", "template «")) and names_block.search(why), why
+        assert why.endswith("undecided"), why  # nothing decided on this block yet
+        doc_text = page.locator(".bs-doc").first.text_content()
+        # the stretch of the block's text the document holds (compared normalized)
+        nb, nd = normalized(block_text), normalized(doc_text)
+        m = difflib.SequenceMatcher(None, nb, nd, autojunk=False).find_longest_match(0, len(nb), 0, len(nd))
+        stretch = nb[m.a:m.a + m.size]
+        assert len(stretch) >= 50 and stretch in nd, (m, nb[:200])
+        page.screenshot(path=os.path.join(ARTIFACTS, "8-triage-document.png"), full_page=True)
+
+        # 4. back to the Blocks page (the sidebar keeps the view): mark the block noise with the key n
+        nav_link(page, "Blocks").click()
+        page.wait_for_url(re.compile(rf"/blocks\?(.*&)?block={block_id}\b"), timeout=60_000)
+        expect(page.get_by_text(f"Decision on block {block_id}'s")).to_be_visible(timeout=60_000)
+        lat.idle()
+        decided = page.get_by_text(re.compile(rf"^Decision on block {block_id}'s \d+ phrases and templates: noise$"))
+        page.locator("h1").first.click()  # the keys act when no text box has the focus
+        page.keyboard.press("n")
+        expect(decided).to_be_visible(timeout=60_000)
+        lat.idle()
+        expect(page.get_by_role("button", name="noise", exact=True)).to_have_attribute(
+            "data-testid", "stBaseButton-primary", timeout=30_000)
+        # the README's view of the page: the list with the block marked, and the block opened
+        page.get_by_text("Block detail").first.scroll_into_view_if_needed()
+        page.mouse.wheel(0, -250)
+        page.screenshot(path=os.path.join(ARTIFACTS, "8-blocks.png"))
+
+        # 5. Decisions & export: build the cleaned snapshot, download it
+        nav_link(page, "Decisions & export").click()
+        page.wait_for_url(re.compile(r"/decisions\?"), timeout=60_000)
+        build = page.get_by_role("button", name="Build cleaned snapshot")
+        expect(build).to_be_enabled(timeout=60_000)
+        lat.idle()
+        build.click()
+        done = page.get_by_text(re.compile(r"^Written .*\.parquet$"))
+        expect(done).to_be_visible(timeout=300_000)
+        path = re.match(r"Written (.*\.parquet)$", done.inner_text().strip()).group(1)
+        assert os.path.basename(os.path.dirname(path)) == "exports", path
+        with page.expect_download(timeout=120_000) as download:
+            page.get_by_role("button", name="Download cleaned Parquet").click()
+        got = str(tmp_path / download.value.suggested_filename)
+        download.value.save_as(got)
+        page.screenshot(path=os.path.join(ARTIFACTS, "8-triage-export.png"), full_page=True)
+        browser.close()
+
+    assert dialogs == [], dialogs
+    assert outside == [], outside[:5]
+    with open(got, "rb") as fh, open(path, "rb") as written_fh:
+        assert fh.read() == written_fh.read()  # the download is the file written beside the store
+    cleaned = pq.read_table(got, columns=["doc_id", "text"]).to_pydict()
+    row = cleaned["doc_id"].index(doc_id)  # the document is still there
+    after = normalized(cleaned["text"][row])
+    assert after, "the cleaned document is empty"
+    assert stretch not in after, stretch
+    assert len(after) < len(nd)
 
 
 def test_hostile_snapshot_runs_nothing(server, tmp_path):

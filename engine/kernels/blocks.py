@@ -360,23 +360,38 @@ def find_root(parent, x):
 
 
 @njit(**NJIT)
-def link_pieces(ps, pe, w_start, w_end, w_key, n_keys):
+def link_pieces(ps, pe, w_start, w_end, w_key, n_keys, L, t_start, t_end, t_key, t_base):
     """Rule 6: union-find over pieces, two pieces joined when they hold a
-    whole window of the same key.  Windows sorted by start.  Returns each
+    whole window of the same key.  Two streams of windows, each sorted by
+    start, merged here: the L-gram windows (``w_start``, ends ``w_end`` or,
+    when ``w_end`` is empty, ``w_start + L``; keys ``w_key``) and the template
+    windows (``t_start``, ``t_end``, keys ``t_base + t_key``).  Returns each
     piece's root."""
     npc = ps.shape[0]
     parent = np.arange(npc)
     first = np.full(n_keys, -1, np.int64)
     j = 0
-    for i in range(w_start.shape[0]):
-        a = w_start[i]
+    nw = w_start.shape[0]
+    nt = t_start.shape[0]
+    iw = 0
+    it = 0
+    while iw < nw or it < nt:
+        if it >= nt or (iw < nw and w_start[iw] <= t_start[it]):
+            a = w_start[iw]
+            e = w_end[iw] if w_end.shape[0] else a + L
+            key = w_key[iw]
+            iw += 1
+        else:
+            a = t_start[it]
+            e = t_end[it]
+            key = t_base + t_key[it]
+            it += 1
         while j < npc and pe[j] <= a:
             j += 1
         if j == npc:
             break
-        if a < ps[j] or w_end[i] > pe[j]:
+        if a < ps[j] or e > pe[j]:
             continue
-        key = w_key[i]
         f = first[key]
         if f == -1:
             first[key] = j
@@ -522,3 +537,52 @@ def block_of_groups(ss, se, sb, n_blocks, order, group_lo, group_hi, r_start, r_
             count[blk] = 0
         out[g] = bestb
     return out
+
+
+@njit(**NJIT)
+def compact_coverage(tokens, doc_offsets, covered):
+    """The covered tokens of each document as a pseudo-document: its runs of
+    covered tokens in order, a separator token (one id above every covered
+    token's) between two runs.  Returns (compact tokens, their doc offsets,
+    each compact position's position in its document (-1: a separator),
+    the mask of compact positions that are covered tokens).  One pass, O(n)."""
+    n_docs = doc_offsets.shape[0] - 1
+    size = 0
+    top = -1
+    for d in range(n_docs):
+        prev = False
+        seen = False
+        for p in range(doc_offsets[d], doc_offsets[d + 1]):
+            if covered[p]:
+                if not prev and seen:
+                    size += 1
+                size += 1
+                seen = True
+                if tokens[p] > top:
+                    top = tokens[p]
+            prev = covered[p]
+    sep = top + 1 if top >= 0 else 0
+    compact = np.empty(size, np.int32)
+    pos_in_doc = np.empty(size, np.int64)
+    mask = np.empty(size, np.bool_)
+    c_offsets = np.zeros(n_docs + 1, np.int64)
+    k = 0
+    for d in range(n_docs):
+        s = doc_offsets[d]
+        prev = False
+        seen = False
+        for p in range(s, doc_offsets[d + 1]):
+            if covered[p]:
+                if not prev and seen:
+                    compact[k] = sep
+                    pos_in_doc[k] = -1
+                    mask[k] = False
+                    k += 1
+                compact[k] = tokens[p]
+                pos_in_doc[k] = p - s
+                mask[k] = True
+                k += 1
+                seen = True
+            prev = covered[p]
+        c_offsets[d + 1] = k
+    return compact, c_offsets, pos_in_doc, mask
