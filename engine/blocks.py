@@ -6,7 +6,7 @@ those covered tokens into regions that recur together across documents: a
 site's sidebar with all its title variants is one block; a cross-site banner
 and the site footer that sits next to it are two.
 
-The definition (v2)
+The definition (v3)
 -------------------
 Inputs: a tokenized corpus, sigma, L, and optionally template occurrences
 (document, start, end exclusive, template id, template df).
@@ -22,17 +22,19 @@ Inputs: a tokenized corpus, sigma, L, and optionally template occurrences
    *junction strength* b(t) is the largest df of a window holding both (0 if
    none).
 3. Consecutive covered tokens t-1, t are *cut apart* when
-   b(t) <= max(m(t-1), m(t)) / 2 and no template occurrence holds both.
+   b(t) <= max(m(t-1), m(t)) / 2 (inside a template occurrence too: its df
+   counts in b like any window's).
    Tokens separated by an uncovered token (or a document end) are always
    apart.  This cuts valleys (a site footer of df 100 followed in 50
    documents by a banner of df 1000: the junction's L-grams have df 50) and
    steps (a cross-site nav bar of df 6913 always followed by a site sidebar of
    df 2414: the junction's df is 2414 <= 6913 / 2).
-4. The cuts split each document's covered tokens into *pieces*.  The *keys*
-   of a piece are the windows wholly inside it, identified by their text (the
-   L-gram's tokens; a template window by its template id).
-5. *Keyless pieces join a neighbour*, in rounds until every piece has a key:
-   in a round, every keyless piece is joined with its neighbour piece in the
+4. The cuts split each document's covered tokens into *pieces*.  A piece
+   *holds* the windows wholly inside it.  Its *keys* are the text of each
+   L-gram window it holds and the template id of each template window it
+   holds that fills at least half of its tokens.
+5. *Pieces holding no window join a neighbour*, in rounds until every piece
+   holds one: in a round, every such piece is joined with its neighbour piece in the
    same run of covered tokens across the boundary with the larger b (the left
    one on ties; a side at the run's end does not count), all the joins of a
    round at once (so the result does not depend on an order).  A title of
@@ -40,10 +42,10 @@ Inputs: a tokenized corpus, sigma, L, and optionally template occurrences
    L-grams run into the sidebar with the title's df, at most half the
    sidebar's) and joins the sidebar here.
    *Termination*: a run of covered tokens is a union of windows, so a piece
-   that is a whole run has a key; a keyless piece is therefore not a whole
-   run and has a neighbour, and each round with a keyless piece removes at
-   least one boundary of a run with finitely many.  When no keyless piece is
-   left, every piece has a key.
+   that is a whole run holds one; a piece holding none is therefore not a
+   whole run and has a neighbour, and each round with such a piece removes at
+   least one boundary of a run with finitely many.  When none is left, every
+   piece holds a window.
 6. *Blocks* are the connected components of the pieces of all documents,
    two pieces linked when they share a key.  Blocks are numbered by covered
    tokens (descending), ties by the position (document, token) of their
@@ -59,8 +61,13 @@ What an analyst should know: a common phrase embedded in a rarer region (an
 "all rights reserved" line of df 1000 inside a footer of df 100) is a step on
 both sides, so it is cut out as a block of its own, and the footer's two
 halves are separate blocks (unless one is shorter than L, when it joins the
-phrase).  Template occurrences are never cut inside and are keyed by template
-id in every context, so a generic template links every region it occurs in.
+phrase).  A template occurrence is cut inside where a window inside it is
+at least twice as frequent as the template (a generic phrase among its
+constants is cut out as above), and a template links pieces by its id only
+where it fills at least half of them: a short generic template inside many
+sites' sidebars does not make them one block, while a slotted template
+standing on its own (its constant parts shorter than L: no L-gram key) is
+one block across its occurrences.
 
 The method and its complexity
 -----------------------------
@@ -328,9 +335,9 @@ def find_blocks(tokens: np.ndarray, doc_offsets: np.ndarray, sigma: int, min_len
     w_start, w_df, w_key, n_gram_keys = K.frequent_windows(pos, gid, gdf, sigma)
     del pos, gid
     step(0.5)
-    m, b, tied, minend = K.levels(n, L, w_start, w_df, t_start, t_end, t_df)
-    ps, pe, _ = K.pieces(doc_offsets, m, b, tied, minend)
-    del m, b, tied, minend
+    m, b, minend = K.levels(n, L, w_start, w_df, t_start, t_end, t_df)
+    ps, pe, _ = K.pieces(doc_offsets, m, b, minend)
+    del m, b, minend
     step(0.7)
     # rule 6: every window wholly inside a piece links it to the key's other
     # pieces; the L-gram and the template windows each come by position and

@@ -9,7 +9,7 @@ import pyarrow as pa
 
 from . import memory as M
 from .blocks import TemplateOccurrences, find_blocks, find_blocks_in_coverage
-from .clean import decision_cut
+from .clean import decision_counts, decision_cut
 from .coverage import covered_runs
 from .kernels import coverage as KC
 from .kernels.shape import lz78_phrases
@@ -56,6 +56,7 @@ def main() -> None:
         find_blocks_in_coverage(tokens, offsets, 1, 2, covered)
         lz78_phrases(tokens, offsets, 8)
         decision_cut(tokens, offsets, 2, ["a b", "a * c"], ["b * a"], {"a": 0, "b": 1, "c": 2}, 2)
+        decision_counts(tokens, offsets, 2, ["a b c", "a * c"], ["b * a", "c a"], {"a": 0, "b": 1, "c": 2}, 2)
         for scheme in ("bottom", "minhash"):
             for desc in ("shingles", "lexical"):
                 detect(tokens, offsets, np.arange(3), DedupConfig(method=desc, sketch=scheme, sketch_size=4, threshold=1))

@@ -310,7 +310,7 @@ def labelled_runs(phrase: list[bool], ranges: list[tuple[int, int]], doc_lengths
 
 
 def blocks(docs: list[list], sigma: int, min_len: int, templates=()):
-    """Boilerplate blocks (engine/blocks.py, definition v2), literally.
+    """Boilerplate blocks (engine/blocks.py, definition v3), literally.
 
     ``templates``: (doc, start, end, template_id, df) occurrences.  Returns a
     dict: ``blocks`` (list of sets of (doc, position), in block order),
@@ -339,11 +339,15 @@ def blocks(docs: list[list], sigma: int, min_len: int, templates=()):
     def b(d, t):
         return max([df for dd, a, e, _, df in windows if dd == d and a <= t - 1 and t < e], default=0)
 
-    def tied(d, t):
-        return any(dd == d and a <= t - 1 and t < e for dd, a, e, _, _ in tpl)
-
     def keys(d, lo, hi):
-        return {k for dd, a, e, k, _ in windows if dd == d and lo <= a and e <= hi}
+        """The keys of a piece (rule 6): the texts of the L-gram windows
+        wholly inside it, the ids of the template windows wholly inside it
+        that fill at least half of it."""
+        return {k for dd, a, e, k, _ in windows if dd == d and lo <= a and e <= hi
+                and (k[0] == "gram" or 2 * (e - a) >= hi - lo)}
+
+    def holds_window(d, lo, hi):
+        return any(dd == d and lo <= a and e <= hi for dd, a, e, _, _ in windows)
 
     # 3-5. runs, cuts, keyless pieces joining a neighbour (simultaneous rounds)
     pieces = []  # (doc, start, end)
@@ -358,12 +362,12 @@ def blocks(docs: list[list], sigma: int, min_len: int, templates=()):
                 p += 1
             hi = p
             cuts = [t for t in range(lo + 1, hi)
-                    if 2 * b(d, t) <= max(m(d, t - 1), m(d, t)) and not tied(d, t)]
+                    if 2 * b(d, t) <= max(m(d, t - 1), m(d, t))]
             while True:
                 edges = [lo] + cuts + [hi]
                 drop = set()
                 for i in range(len(edges) - 1):
-                    if keys(d, edges[i], edges[i + 1]):
+                    if holds_window(d, edges[i], edges[i + 1]):
                         continue
                     left = edges[i] if i > 0 else None
                     right = edges[i + 1] if i + 1 < len(edges) - 1 else None

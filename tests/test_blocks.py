@@ -211,6 +211,47 @@ def test_a_slotted_templates_constant_pieces_are_one_block():
     assert B.block_of_groups(np.zeros(40, np.int64), *(np.array(x) for x in list(zip(*occ))[:3])).tolist() == [0]
 
 
+def test_a_template_inside_a_sidebar_does_not_pull_in_its_occurrences_elsewhere():
+    """Site A's sidebar (100 documents) ends with an occurrence of a short
+    template (df 110: the 100 A documents and 10 of site B, where it stands
+    alone).  In A the template is not cut from the sidebar (the junction's
+    df 100 > 110 / 2).  Definition v2 keyed every piece holding the template
+    by its id, so B's template lines joined A's sidebar block; now a template
+    keys only the pieces it fills at least half of: B's lines are a block of
+    their own, A's sidebar another."""
+    c = Corpus(3)
+    side_a = c.words(30)
+    page, of = c.words(2), c.words(2)
+    occ = []
+    for d in range(110):
+        filler = c.words(1)
+        if d < 100:
+            c.doc(5, ("A", side_a), ("tpl A", page + filler + of), 5)
+            occ.append((d, 35, 40, 3, 110))
+        else:
+            c.doc(5, ("tpl B", page + filler + of), 5)
+            occ.append((d, 5, 10, 3, 110))
+    B, where = c.blocks(templates=occ)
+    assert where["tpl A"] == where["A"] and len(where["A"]) == 1
+    assert len(where["tpl B"]) == 1 and not (where["tpl B"] & where["A"])
+    assert int(B.covered_tokens.sum()) == 100 * 35 + 10 * 5
+
+
+def test_a_template_filling_a_region_with_its_own_grams_stays_one_block():
+    """A slotted template whose constant parts are longer than L (so its
+    pieces hold L-grams too) and that fills them: one block, its id linking
+    the variants whatever the slot holds."""
+    c = Corpus(4)
+    head, tail = c.words(11), c.words(11)
+    occ = []
+    for d in range(40):
+        slot = c.words(c.r.randint(1, 3))
+        c.doc(8, ("head", head), ("slot", slot), ("tail", tail), 8)
+        occ.append((d, 8, 8 + 22 + len(slot), 5, 40))
+    B, where = c.blocks(templates=occ)
+    assert B.n_blocks == 1 and where == {"head": {0}, "slot": {0}, "tail": {0}}
+
+
 def test_a_common_phrase_inside_a_rarer_footer_is_cut_out():
     """A phrase of df 1,000 inside a footer of df 100: both junctions are
     steps (df 100 <= 1000 / 2), so the phrase is a block of its own and the

@@ -197,9 +197,9 @@ def group_grams(tokens, doc_offsets, h, ok, L, n_ok):
 def levels(n, L, w_start, w_df, t_start, t_end, t_df):
     """Per position: the level m (largest df of a window holding it, 0 when
     uncovered); per boundary t (between t-1 and t): the strength b (largest df
-    of a window holding both) and ``tied`` (inside a template occurrence);
-    per position: the smallest end of a window starting there or later
-    (``minend``, to test whether a span holds a whole window).
+    of a window holding both); per position: the smallest end of a window
+    starting there or later (``minend``, to test whether a span holds a whole
+    window).
 
     L-gram windows: b(t) is the largest df of a window starting in
     [t-L+1, t-1], a sliding maximum of width L-1 (van Herk / Gil-Werman:
@@ -241,7 +241,6 @@ def levels(n, L, w_start, w_df, t_start, t_end, t_df):
             b[t] = v
     for p in range(n):
         m[p] = x[p] if x[p] > b[p] else b[p]
-    tie = np.zeros(n + 1, np.int32)
     for i in range(t_start.shape[0]):
         a = t_start[i]
         e = t_end[i]
@@ -254,25 +253,17 @@ def levels(n, L, w_start, w_df, t_start, t_end, t_df):
         for t in range(a + 1, e):
             if v > b[t]:
                 b[t] = v
-        tie[a + 1] += 1
-        tie[e] -= 1
-    tied = np.zeros(n + 1, np.bool_)
-    run = 0
-    for t in range(n + 1):
-        run += tie[t]
-        tied[t] = run > 0
     for p in range(n - 1, -1, -1):
         if minend[p + 1] < minend[p]:
             minend[p] = minend[p + 1]
-    return m, b, tied, minend
+    return m, b, minend
 
 
 @njit(**NJIT)
-def pieces(doc_offsets, m, b, tied, minend):
+def pieces(doc_offsets, m, b, minend):
     """Rules 3 and 5: cut the runs of covered tokens, then join keyless pieces.
 
-    A boundary t inside a run is cut when 2 b(t) <= max(m(t-1), m(t)) and
-    it is not tied.  Then, in rounds until every piece of the run has a key
+    A boundary t inside a run is cut when 2 b(t) <= max(m(t-1), m(t)).  Then, in rounds until every piece of the run has a key
     (a window wholly inside, ``minend[start] <= end``), every keyless piece
     drops the boundary it shares with a neighbour in the run, the one with
     the larger b (the left one on ties); all drops of a round at once.
@@ -305,7 +296,7 @@ def pieces(doc_offsets, m, b, tied, minend):
                 left = m[t - 1]
                 right = m[t]
                 top = left if left > right else right
-                if 2 * np.int64(b[t]) <= top and not tied[t]:
+                if 2 * np.int64(b[t]) <= top:
                     cuts[k] = t
                     k += 1
             cuts[k] = hi  # cuts[0] and cuts[k] are the run's ends
@@ -360,49 +351,58 @@ def find_root(parent, x):
 
 
 @njit(**NJIT)
+def _piece_of(ps, pe, j, a, e):
+    """From piece ``j`` on, the piece holding the whole window [a, e) (-1:
+    none), and the piece index to resume from (windows come by start)."""
+    npc = ps.shape[0]
+    while j < npc and pe[j] <= a:
+        j += 1
+    if j == npc or a < ps[j] or e > pe[j]:
+        return -1, j
+    return j, j
+
+
+@njit(**NJIT)
+def _union(parent, first, key, j):
+    f = first[key]
+    if f == -1:
+        first[key] = j
+        return
+    r1 = find_root(parent, f)
+    r2 = find_root(parent, j)
+    if r1 != r2:
+        if r1 < r2:
+            parent[r2] = r1
+        else:
+            parent[r1] = r2
+
+
+@njit(**NJIT)
 def link_pieces(ps, pe, w_start, w_end, w_key, n_keys, L, t_start, t_end, t_key, t_base):
-    """Rule 6: union-find over pieces, two pieces joined when they hold a
-    whole window of the same key.  Two streams of windows, each sorted by
-    start, merged here: the L-gram windows (``w_start``, ends ``w_end`` or,
-    when ``w_end`` is empty, ``w_start + L``; keys ``w_key``) and the template
-    windows (``t_start``, ``t_end``, keys ``t_base + t_key``).  Returns each
-    piece's root."""
+    """Rule 6: union-find over pieces, two pieces joined when they share a
+    key.  The L-gram windows (``w_start``, ends ``w_end`` or, when ``w_end``
+    is empty, ``w_start + L``; keys ``w_key``) key the pieces they lie wholly
+    inside; the template windows (``t_start``, ``t_end``, keys ``t_base +
+    t_key``) key the pieces they lie wholly inside and fill at least half of.
+    Each stream sorted by start.  Returns each piece's root."""
     npc = ps.shape[0]
     parent = np.arange(npc)
     first = np.full(n_keys, -1, np.int64)
     j = 0
-    nw = w_start.shape[0]
-    nt = t_start.shape[0]
-    iw = 0
-    it = 0
-    while iw < nw or it < nt:
-        if it >= nt or (iw < nw and w_start[iw] <= t_start[it]):
-            a = w_start[iw]
-            e = w_end[iw] if w_end.shape[0] else a + L
-            key = w_key[iw]
-            iw += 1
-        else:
-            a = t_start[it]
-            e = t_end[it]
-            key = t_base + t_key[it]
-            it += 1
-        while j < npc and pe[j] <= a:
-            j += 1
+    for i in range(w_start.shape[0]):
+        a = w_start[i]
+        k, j = _piece_of(ps, pe, j, a, w_end[i] if w_end.shape[0] else a + L)
         if j == npc:
             break
-        if a < ps[j] or e > pe[j]:
-            continue
-        f = first[key]
-        if f == -1:
-            first[key] = j
-        else:
-            r1 = find_root(parent, f)
-            r2 = find_root(parent, j)
-            if r1 != r2:
-                if r1 < r2:
-                    parent[r2] = r1
-                else:
-                    parent[r1] = r2
+        if k >= 0:
+            _union(parent, first, w_key[i], k)
+    j = 0
+    for i in range(t_start.shape[0]):
+        k, j = _piece_of(ps, pe, j, t_start[i], t_end[i])
+        if j == npc:
+            break
+        if k >= 0 and 2 * (t_end[i] - t_start[i]) >= pe[k] - ps[k]:
+            _union(parent, first, t_base + t_key[i], k)
     for i in range(npc):
         parent[i] = find_root(parent, i)
     return parent
