@@ -140,10 +140,8 @@ class Boilerscope:
     def _add(self, reader: SnapshotReader, progress) -> Snapshot:
         size = sum(os.path.getsize(p) for p in reader.paths)
         reader.on_bytes = byte_progress(progress, "ingest", size)
-        sid, created = self.store.add_snapshot(reader)
-        if progress is not None:
-            progress("ingest", 1.0)
-        return Snapshot(sid, created, reader.replaced_payloads)
+        sid, created = self.store.add_snapshot(reader)  # no progress report after the commit: a
+        return Snapshot(sid, created, reader.replaced_payloads)  # report may cancel, and this is stored
 
     def mine(self, snapshot: str | None = None, *, out: str | None = None, progress=None, **params) -> Run:
         """Mine a snapshot of the store (default: the latest), record the run,
@@ -254,9 +252,7 @@ class Boilerscope:
             progress("writing", 0.0)
         with atomic_file(out, "the cleaned snapshot") as tmp:
             cleaned.select("doc_id", "site", "url", "text").write_parquet(tmp, compression="zstd")
-        if progress is not None:
-            progress("writing", 1.0)
-        return figures
+        return figures  # no progress report after the file took its place (a report may cancel)
 
     def report(self, run: int | None = None, *, snapshot: str | None = None, out: str | None = None,
                force: bool = False) -> Report:

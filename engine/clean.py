@@ -43,11 +43,22 @@ from .errors import BoilerscopeError, first_line
 from .kernels import clean as K
 
 
-def phrase_ids(phrase: str, vocab_ids: dict[str, int]) -> np.ndarray | None:
-    """Token ids of a phrase, or None when one of its tokens is not in the
-    snapshot's vocabulary (the phrase cannot occur there)."""
-    ids = [vocab_ids.get(t) for t in phrase.split(" ")]
-    return None if any(i is None for i in ids) else np.array(ids, np.int32)
+def known_runs(phrase: str, vocab_ids: dict[str, int]) -> list[np.ndarray]:
+    """Token ids of a phrase's runs of known tokens: a token this snapshot
+    never has cannot occur, so no L-gram holding it can; the others still can
+    (a project-wide decision made on another snapshot keeps its L-grams)."""
+    runs, cur = [], []
+    for t in phrase.split(" "):
+        i = vocab_ids.get(t)
+        if i is None:
+            if cur:
+                runs.append(np.array(cur, np.int32))
+            cur = []
+        else:
+            cur.append(i)
+    if cur:
+        runs.append(np.array(cur, np.int32))
+    return runs
 
 
 def stop_grams(noise: list[str], keep: list[str], vocab_ids: dict[str, int], L: int) -> np.ndarray:
@@ -99,11 +110,11 @@ class GramTable:
         rows, owner = [], []
         for o, phrases in [(-1, keep)] + list(enumerate(groups)):
             for ph in phrases:
-                ids = phrase_ids(ph, vocab_ids)
-                if ids is None or ids.shape[0] < L:
-                    continue
-                rows.append(np.lib.stride_tricks.sliding_window_view(ids, L))
-                owner.append(np.full(ids.shape[0] - L + 1, o, np.int64))
+                for ids in known_runs(ph, vocab_ids):
+                    if ids.shape[0] < L:
+                        continue
+                    rows.append(np.lib.stride_tricks.sliding_window_view(ids, L))
+                    owner.append(np.full(ids.shape[0] - L + 1, o, np.int64))
         grams = np.ascontiguousarray(np.concatenate(rows), np.int32) if rows else np.zeros((0, L), np.int32)
         owner = np.concatenate(owner) if owner else np.zeros(0, np.int64)
         hashes = K.gram_hashes(grams, L)

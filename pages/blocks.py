@@ -98,7 +98,7 @@ st.radio("Applies to", ["all snapshots", "this snapshot"], key="blocks.scope", h
 
 left, right = st.columns(2)
 left.markdown("**Members** (what a decision marks)")
-left.dataframe(members.with_columns(pl.Series("decision", [decisions.get(t) or "" for t in texts],
+left.dataframe(members.with_columns(pl.Series("decision", [decisions.get(t) or "" for t in members["text"]],
                                               dtype=pl.String)),
                hide_index=True, width="stretch")
 left.markdown("**Sites**")

@@ -27,14 +27,14 @@ with st.expander("Detection parameters"):
                                help="the least sketch elements two documents share (at most the sketch size)")
 
 run_id = state.get("run")
-pending = actions.running("detect", sid)  # a detection running now (this tab's, another's, before a reload)
+pending = actions.pending("detect", sid)  # this tab's detection, or one running on this snapshot
 try:
     if st.button("Detect", type="primary", key="duplicates.run"):
         cfg = DedupConfig(method=method, sketch=sketch, shingle=int(shingle), sketch_size=int(size),
                           threshold=min(int(threshold), int(size)))
         st.session_state["duplicates.id"] = actions.detect(sid, run_id, raw, cfg).dedup_id
     elif pending is not None:
-        st.session_state["duplicates.id"] = actions.follow(pending).dedup_id
+        st.session_state["duplicates.id"] = actions.follow(pending, "detect").dedup_id
 except BoilerscopeError as exc:
     st.error(str(exc))
     st.stop()

@@ -53,12 +53,14 @@ st.caption(f"A token is cut when it lies in an occurrence of an L-gram (L = {L},
            f"noise (slots of 1 to {max_slot} tokens) outside the L-grams of kept phrases; nothing inside an "
            "occurrence of a kept template is cut. "
            f"Same rule as `boilerscope clean SOURCE --run {run_id} --stoplist stoplist.csv --out cleaned.parquet`.")
-pending = actions.running("clean", sid)  # a cleaned snapshot being built (before a reload, or by another tab)
+# this tab's cleaned snapshot being built (after a rerun, or a visit to another page); not
+# another tab's: its decisions may differ
+pending = actions.pending("clean", sid, attach=False)
 try:
     if st.button("Build cleaned snapshot", type="primary", key="export.build", disabled=not noise):
         st.session_state["export.result"] = actions.export_cleaned(sid, run_id, noise, keep)
     elif pending is not None:
-        st.session_state["export.result"] = actions.follow(pending)
+        st.session_state["export.result"] = actions.follow(pending, "clean")
 except BoilerscopeError as exc:
     st.error(str(exc))
     st.stop()

@@ -13,15 +13,18 @@ st.title("Load a snapshot")
 MAX_MB = st.get_option("server.maxUploadSize")
 
 
-def do_ingest(path: str, label: str, origin: str | None = None) -> None:
-    try:
-        sid, created = actions.ingest(path, label, origin)
-    except BoilerscopeError as exc:
-        st.error(str(exc))
-        return
+def ingested(result) -> None:
+    sid, created = result
     state.set_snapshot(sid)
     st.session_state["load.message"] = f"Snapshot {sid} {'ingested' if created else 'was already in the store'}."
     state.share()
+
+
+def do_ingest(path: str, label: str, origin: str | None = None, owned_dir: str | None = None) -> None:
+    try:
+        ingested(actions.ingest(path, label, origin, owned_dir))
+    except BoilerscopeError as exc:
+        st.error(str(exc))
 
 
 def ingest_allowed(path: str, label: str) -> None:
@@ -57,16 +60,25 @@ elif source == "Upload":
         elif up.size > MAX_MB * 1024 * 1024:
             st.error(f"{up.name} is larger than the {MAX_MB} MB upload limit; give its path instead")
         else:
-            with tempfile.TemporaryDirectory() as tmp:
-                path = os.path.join(tmp, "upload" + ext)
-                with open(path, "wb") as fh:
-                    fh.write(up.getbuffer())
-                do_ingest(path, up.name, origin=f"upload: {up.name}")
+            # the job owns the copy and removes it when it ends (a rerun of the
+            # page, Cancel included, must not delete the file it reads)
+            tmp = tempfile.mkdtemp(prefix="boilerscope-upload-")
+            path = os.path.join(tmp, "upload" + ext)
+            with open(path, "wb") as fh:
+                fh.write(up.getbuffer())
+            do_ingest(path, up.name, origin=f"upload: {up.name}", owned_dir=tmp)
 else:
     path = st.text_input("Path of a snapshot file", key="load.path",
                          help="Allowed folders: " + ", ".join(boot.allowed_dirs()))
     if st.button("Ingest path", key="load.ingest_path", type="primary") and path:
         ingest_allowed(path, "")
+
+pending = actions.pending("ingest", None, attach=False)  # this tab's ingest, after a rerun or a visit elsewhere
+if pending is not None:
+    try:
+        ingested(actions.follow(pending, "ingest", status=True))
+    except BoilerscopeError as exc:
+        st.error(str(exc))
 
 if "load.message" in st.session_state:
     st.success(st.session_state.pop("load.message"))

@@ -108,7 +108,7 @@ with_templates = t1.checkbox("Also mine templates with slots", key="mine.templat
 width = t2.number_input("slot width (tokens)", *MAX_SLOT_RANGE, DEFAULT_MAX_SLOT, key="mine.max_slot",
                         disabled=not with_templates, help="W: the most tokens a slot stands for")
 
-pending = actions.running("mine", sid)  # a run mining now (this tab's, another's, or before a reload)
+pending = actions.pending("mine", sid)  # this tab's job, or one mining this snapshot (another tab's, a reload)
 if st.button("Run", type="primary", key="mine.run"):
     sigma, L = state.get("sigma"), state.get("min_len")
     max_slot = int(width) if with_templates else 0
@@ -121,7 +121,7 @@ if st.button("Run", type="primary", key="mine.run"):
         pending = actions.start_mine(sid, sigma, L, algo, max_slot)  # or the job already mining them
 if pending is not None:
     try:
-        run = actions.follow(pending)
+        run = actions.follow(pending, "mine")
     except BoilerscopeError as exc:
         st.error(str(exc))
         st.stop()

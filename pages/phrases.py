@@ -50,6 +50,7 @@ state.share()
 block = None
 if view == "blocks":
     blocks = data.block_table(run_id, sid, state.get("site") or "", 500)
+    had_blocks = blocks.height > 0
     if (state.get("q") or "").strip() or int(min_sites) > 1 or state.get("decided"):
         # the blocks holding a phrase that passes the filters
         passing = data.decided(data.phrase_table(run_id, (state.get("q") or "").strip(), state.get("site") or "",
@@ -78,6 +79,9 @@ if view == "blocks":
                         max_value=max(float(blocks["share"].max() or 0), 1e-9))})
             widgets.open_selected(event, block_ids, "block")
         block_view()
+    elif had_blocks:
+        st.info("No block holds a phrase that passes the filters.")
+        st.stop()
     else:
         st.caption("This run has no blocks (mined before blocks existed): all its phrases are listed.")
 
@@ -117,8 +121,7 @@ def table_view():
         for col, label in zip(cols, ("noise", "keep", "unsure", None)):
             if col.button(f"mark {label}" if label else "clear", key=f"phrases.bulk.{label}"):
                 texts = table.filter(pl.col("phrase_id").is_in(picked))["phrase"].to_list()
-                for text in texts:
-                    actions.decide(text, label, "", scope=scope_value())
+                actions.decide_all(texts, label, "", scope=scope_value())  # one batch: one undo
                 st.rerun()
 
 

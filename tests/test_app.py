@@ -379,7 +379,7 @@ def test_phrases_are_opened_and_decided_by_id(store_dir):
     third = int(top["phrase_id"][2])
     # a shared URL naming the third phrase opens the third phrase
     at = AppTest.from_file(APP, default_timeout=180)
-    at.query_params.update({"snapshot": demo, "run": str(run), "phrase": str(third)})
+    at.query_params.update({"snapshot": demo, "run": str(run), "phrase": str(third), "view": "phrases"})
     at.run()
     at.switch_page("pages/phrases.py").run()
     assert not at.exception
@@ -635,7 +635,7 @@ def test_a_job_is_the_engine_progress_callable_and_one_per_key():
             threading.Event().wait(0.01)
     job, _ = reg.start(("k", 3), "mine", "s", "Mining", forever)
     job.cancel()
-    with pytest.raises(Cancelled, match="cancelled; nothing was stored"):
+    with pytest.raises(Cancelled, match="cancelled before it stored its result"):
         job.result()
     failing, _ = reg.start(("k", 4), "mine", "s", "Mining", lambda p: 1 / 0)
     with pytest.raises(BoilerscopeError, match="Mining failed: division by zero"):
@@ -647,7 +647,6 @@ def _blocked_mine(store_dir, sigma, min_len, then):
     another tab, that waits before it mines until a page follows it; then it
     is released (``then="release"``) or cancelled (``"cancel"``)."""
     import threading
-    import time
     from engine import api
     from engine.ui import jobs
     from engine.ui.data import open_store
@@ -658,20 +657,18 @@ def _blocked_mine(store_dir, sigma, min_len, then):
 
     def work(progress):
         while not gate.is_set():
-            try:
-                progress("waiting", 0.1)
-            except jobs.Cancelled:
-                time.sleep(0.5)  # the engine reaches its next report a moment after the click
-                raise
+            progress("waiting", 0.1)
             gate.wait(0.05)
         return api.mine(db, sigma, min_len, store=store, snapshot=sid, progress=progress)
     job, new = jobs.registry().start(("mine", db, sid, sigma, min_len, "auto", 0), "mine", sid,
                                      f"Mining sigma {sigma}, L {min_len}", work)
     assert new
-    drawn = job.text
+    drawn, calls = job.text, []
 
-    def followed():  # the page draws the job's bar: let it go on
-        (gate.set if then == "release" else job.cancel)()
+    def followed():  # the page's bar draws the job (the sidebar's line comes first): let it go on
+        calls.append(1)
+        if len(calls) == 2:
+            (gate.set if then == "release" else job.cancel)()
         return drawn()
     job.text = followed
     return job
@@ -690,12 +687,29 @@ def test_a_page_opened_mid_mine_follows_the_running_job_and_stores_one_run(store
     assert job.result().run_id == runs["run_id"][0]
 
 
+def test_a_finished_job_of_the_session_is_shown_once_after_a_visit_elsewhere(store_dir):
+    """A session that left the Mine page mid-job finds its job again (its id
+    in the session), shows the run once and opens it."""
+    app()
+    job = _blocked_mine(store_dir, 35, 11, "release")
+    job.text()
+    job.text()  # released without a page: it ends while the session is elsewhere
+    run = job.result()
+    at = app(state={"bs.snapshot": peek(store_dir, "SELECT snapshot_id FROM snapshots WHERE documents = 2500")
+                    ["snapshot_id"][0], "bs.init": True, "mine.job": job.id})
+    assert not at.exception
+    assert any(f"Run {run.run_id} done." in s.value for s in at.success)
+    assert at.query_params["run"] in (str(run.run_id), [str(run.run_id)])
+    at.run()
+    assert not any("done." in s.value for s in at.success)  # once
+
+
 def test_a_cancelled_job_says_so_and_stores_nothing(store_dir):
     app()
     job = _blocked_mine(store_dir, 34, 12, "cancel")
     at = app()
     assert not at.exception
-    assert any("cancelled; nothing was stored" in e.value for e in at.error), [e.value for e in at.error]
+    assert any("cancelled before it stored its result" in e.value for e in at.error), [e.value for e in at.error]
     assert at.button(key=f"jobs.cancel.{job.id}").label == "Cancel"  # drawn while it ran
     assert peek(store_dir, "SELECT count(*) AS n FROM runs WHERE sigma = 34")["n"][0] == 0
 
@@ -794,6 +808,9 @@ def test_a_search_with_no_match_shows_no_phrase_detail(store_dir):
     assert at.subheader, "a phrase is opened"
     at.text_input(key="phrases.search").set_value("zzqx no phrase has this").run()
     assert not at.exception
+    assert any("No block holds a phrase that passes" in i.value for i in at.info), [i.value for i in at.info]
+    assert not at.subheader, [h.value for h in at.subheader]
+    at.segmented_control(key="phrases.view").set_value("phrases").run()  # every phrase: the same
     assert any("No phrase matches" in i.value for i in at.info), [i.value for i in at.info]
     assert not at.subheader, [h.value for h in at.subheader]
 
@@ -896,16 +913,20 @@ def test_ticked_blocks_are_decided_together_and_the_phrases_page_lists_blocks(st
                                        "blocks.ticked": top[1:3]})
     at.session_state["blocks.table"] = {"selection": {"rows": [1, 2], "columns": [], "cells": []}}
     at.run()
+    assert not at.exception
     before = peek(store_dir, "SELECT phrase, scope, decision, note FROM decisions ORDER BY ALL").rows()
     assert any("the 2 ticked blocks'" in md.value for md in at.markdown), [md.value for md in at.markdown]
     at.button(key="blocks.decide.keep").click().run()
+    assert not at.exception
     members = peek(store_dir, "SELECT phrase FROM run_phrases WHERE run_id = ? AND maximal AND block_id IN (?, ?)",
                    [run, top[1], top[2]])["phrase"].to_list()
     kept = set(peek(store_dir, "SELECT phrase FROM decisions WHERE decision = 'keep'")["phrase"].to_list())
     assert members and set(members) <= kept
     assert at.dataframe[0].value["decision"].tolist()[1:3] == ["keep", "keep"]
     at.button(key="blocks.undo").click().run()
+    assert not at.exception
     assert peek(store_dir, "SELECT phrase, scope, decision, note FROM decisions ORDER BY ALL").rows() == before
+    assert any(md.value == "**Members** (what a decision marks)" for md in at.markdown)  # the page drew to its end
 
     at = app("pages/phrases.py", state={"bs.snapshot": demo, "bs.run": run, "bs.init": True})
     assert at.dataframe[0].value["block_id"].tolist()[:3] == top  # blocks first

@@ -8,7 +8,10 @@ to show.
 """
 from __future__ import annotations
 
+import hashlib
+import json
 import os
+import shutil
 
 import streamlit as st
 
@@ -64,13 +67,25 @@ def delete_run(run_id: int) -> None:
     data.forget()
 
 
-def ingest(path: str, label: str, origin: str | None = None) -> tuple[str, bool]:
+#: The session key holding the id of the job a page started or follows, by kind.
+SLOTS = {"mine": "mine.job", "ingest": "load.job", "detect": "duplicates.job", "clean": "export.job"}
+
+
+def ingest(path: str, label: str, origin: str | None = None, owned_dir: str | None = None) -> tuple[str, bool]:
     """Ingest a snapshot file, the bar following the bytes read: (snapshot id,
     created); ``origin`` is recorded as its source (an upload's name, not its
-    temporary file)."""
+    temporary file).  ``owned_dir``: a temporary folder holding ``path`` that
+    the job removes when it ends (an upload's copy outlives the page's run)."""
     s = data.store()
-    return jobs.run(("ingest", s.path, path, origin), "ingest", None, f"Ingesting {label}",
-                    lambda cb: api.ingest(path, store=s, progress=cb, origin=origin), status=True)
+
+    def work(cb):
+        try:
+            return api.ingest(path, store=s, progress=cb, origin=origin)
+        finally:
+            if owned_dir:
+                shutil.rmtree(owned_dir, ignore_errors=True)
+    return jobs.run(("ingest", s.path, path, origin), "ingest", None, f"Ingesting {label}", work,
+                    slot=SLOTS["ingest"], status=True)
 
 
 def start_mine(sid: str, sigma: int, min_len: int, algo: str, max_slot: int = 0) -> Job:
@@ -78,27 +93,28 @@ def start_mine(sid: str, sigma: int, min_len: int, algo: str, max_slot: int = 0)
     ``max_slot``): a new one, or the one already running these parameters."""
     s = data.store()
     label = f"Mining sigma {sigma}, L {min_len}" + (" with templates" if max_slot else "")
-    job, _ = jobs.registry().start(
+    return jobs.start(
         ("mine", s.path, sid, int(sigma), int(min_len), algo, int(max_slot)), "mine", sid, label,
         lambda cb: api.mine(s.path, int(sigma), int(min_len), algo=algo, store=s, snapshot=sid, progress=cb,
-                            templates=bool(max_slot), max_slot=int(max_slot) or DEFAULT_MAX_SLOT))
-    return job
+                            templates=bool(max_slot), max_slot=int(max_slot) or DEFAULT_MAX_SLOT),
+        slot=SLOTS["mine"])
 
 
 def mine(sid: str, sigma: int, min_len: int, algo: str, max_slot: int = 0):
     """Mine (or attach to the job mining) a snapshot and follow it; returns the Run."""
-    return jobs.follow(start_mine(sid, sigma, min_len, algo, max_slot))
+    return jobs.follow(start_mine(sid, sigma, min_len, algo, max_slot), slot=SLOTS["mine"])
 
 
-def running(kind: str, sid: str | None) -> Job | None:
-    """The job of ``kind`` ("mine", "detect", "clean", "ingest") running on a
-    snapshot, if any: a page opened or reloaded mid-job shows it."""
-    return jobs.running(kind, sid)
+def pending(kind: str, sid: str | None, attach: bool = True) -> Job | None:
+    """The job of ``kind`` ("mine", "detect", "clean", "ingest") this session
+    started or follows, finished or not; else (``attach``) one running on the
+    snapshot: a page opened or reloaded mid-job shows it."""
+    return jobs.pending(kind, sid, SLOTS[kind], attach)
 
 
-def follow(job: Job, **kwargs):
-    """Follow a running job to its end (progress, Cancel); its result or its error."""
-    return jobs.follow(job, **kwargs)
+def follow(job: Job, kind: str, **kwargs):
+    """Follow a job to its end (progress, Cancel); its result or its error, once."""
+    return jobs.follow(job, slot=SLOTS[kind], **kwargs)
 
 
 def detect(sid: str, run_id: int | None, raw: bool, config: DedupConfig) -> api.Dedup:
@@ -107,15 +123,18 @@ def detect(sid: str, run_id: int | None, raw: bool, config: DedupConfig) -> api.
     return jobs.run(("detect", s.path, sid, None if raw else run_id, raw, repr(config)), "detect", sid,
                     "Detecting near-duplicates",
                     lambda cb: api.dedup(s.path, run=None if raw else run_id, raw=raw, config=config, store=s,
-                                         snapshot=sid, progress=cb))
+                                         snapshot=sid, progress=cb), slot=SLOTS["detect"])
 
 
 def export_cleaned(sid: str, run_id: int, noise: list[str], keep: list[str]):
-    """Write the cleaned snapshot beside the store (exports/): (path, before/after figures)."""
+    """Write the cleaned snapshot beside the store (exports/): (path, before/after figures).
+    The file is named by the snapshot, the run and a digest of the decisions,
+    so two decision sets never write one file."""
     s = data.store()
     out_dir = os.path.join(os.path.dirname(s.path), "exports")
     os.makedirs(out_dir, exist_ok=True)
-    path = os.path.join(out_dir, f"cleaned-{sid}-run{run_id}.parquet")
-    return jobs.run(("clean", s.path, sid, run_id, tuple(noise), tuple(keep)), "clean", sid, "Cleaning",
+    digest = hashlib.sha256(json.dumps([sorted(noise), sorted(keep)]).encode()).hexdigest()[:8]
+    path = os.path.join(out_dir, f"cleaned-{sid}-run{run_id}-{digest}.parquet")
+    return jobs.run(("clean", path), "clean", sid, "Cleaning",
                     lambda cb: (path, api.clean(s.path, run=run_id, stoplist=(noise, keep), out=path, force=True,
-                                                store=s, progress=cb)))
+                                                store=s, progress=cb)), slot=SLOTS["clean"])

@@ -12,7 +12,7 @@ from .. import api
 from ..constants import DEFAULT_MIN_LEN, DEFAULT_SIGMA, SNAPSHOT_SUFFIXES
 from ..errors import BoilerscopeError
 from ..snapshot import FORMATS, hf_dataset_files
-from . import data, jobs, paths, state
+from . import data, jobs, paths, render, state
 
 _BOOT_LOCK = threading.Lock()
 
@@ -108,7 +108,7 @@ def setup() -> None:
             state.set_run(int(runs["run_id"][-1]))
     state.share()
     for job in jobs.registry().running():  # long work of any session, on every page
-        st.sidebar.caption(f"⏳ {job.text()}")
+        st.sidebar.caption(f"⏳ {render.md(job.text())}")
 
 
 def _ensure_demo() -> None:
@@ -116,7 +116,7 @@ def _ensure_demo() -> None:
     templates with slots included (so every page has something to show).
     One job for the server: a second session opened meanwhile follows it."""
     demo = paths.demo_file()
-    job = jobs.running("demo", None)
+    job = jobs.pending("demo", None, "boot.job")
     if job is None:
         with _BOOT_LOCK:
             if data.snapshots().height or not os.path.exists(demo):
@@ -127,10 +127,11 @@ def _ensure_demo() -> None:
                 sid, _ = api.ingest(demo, store=s, progress=progress)
                 return api.mine(s.path, DEFAULT_SIGMA, DEFAULT_MIN_LEN, store=s, snapshot=sid, templates=True,
                                 progress=progress)
-            job, _ = jobs.registry().start(("demo", s.path), "demo", None,
-                                           "First start: loading and mining the demo snapshot", first_start)
+            # not cancellable: a demo ingested but not mined would stay so
+            job = jobs.start(("demo", s.path), "demo", None, "First start: loading and mining the demo snapshot",
+                             first_start, slot="boot.job", cancellable=False)
     try:
-        run = jobs.follow(job, status=True)
+        run = jobs.follow(job, slot="boot.job", status=True)
     except BoilerscopeError as exc:
         st.error(str(exc))
         st.stop()
