@@ -39,6 +39,8 @@ from .constants import DEFAULT_MAX_SLOT, SLOT_TEXT
 
 #: Documents rewritten between two progress reports.
 PROGRESS_DOCS = 2000
+#: "No mask" for the kernels' optional uint8 arrays (nothing shielded, no mask wanted).
+NONE = np.zeros(0, np.uint8)
 from .errors import BoilerscopeError, first_line
 from .kernels import clean as K
 
@@ -133,16 +135,17 @@ class GramTable:
 
     def mask(self, tokens, doc_offsets) -> np.ndarray:
         """uint8 mask of the positions inside an occurrence of a gram nobody keeps."""
-        use = ~self.kept
-        hashes = self.hashes[use]
-        return K.mark_cut(tokens, doc_offsets, self.L, hashes, np.ascontiguousarray(self.grams[use]),
-                          K.gram_filter(hashes, _filter_bits(hashes.shape[0])), _filter_bits(hashes.shape[0]))
+        out = np.zeros(tokens.shape[0], np.uint8)
+        one_class = np.where(self.kept, -1, 0).astype(np.int64)
+        K.count_cut(tokens, doc_offsets, self.L, self.hashes, self.grams, self.words, self.bits, one_class,
+                    np.array([0, 1], np.int64), np.zeros(1, np.int64), 1, NONE, out)
+        return out
 
     def counts(self, tokens, doc_offsets, n_owners: int, shield: np.ndarray) -> np.ndarray:
         """Positions each owner's grams cover (each once per owner), outside ``shield``."""
         gram_class, class_ptr, class_owners = self.classes()
         return K.count_cut(tokens, doc_offsets, self.L, self.hashes, self.grams, self.words, self.bits,
-                           gram_class, class_ptr, class_owners, n_owners, shield)
+                           gram_class, class_ptr, class_owners, n_owners, shield, NONE)
 
 
 def cut_mask(tokens, doc_offsets, L: int, grams: np.ndarray) -> np.ndarray:
@@ -152,9 +155,10 @@ def cut_mask(tokens, doc_offsets, L: int, grams: np.ndarray) -> np.ndarray:
     grams = np.ascontiguousarray(grams, dtype=np.int32).reshape(-1, L)
     hashes = K.gram_hashes(grams, L)
     order = np.argsort(hashes, kind="stable")
-    bits = _filter_bits(grams.shape[0])
-    return K.mark_cut(tokens, doc_offsets, L, hashes[order], np.ascontiguousarray(grams[order]),
-                      K.gram_filter(hashes, bits), bits)
+    m = grams.shape[0]
+    table = GramTable(np.ascontiguousarray(grams[order]), hashes[order], np.zeros(m, bool),
+                      np.arange(m + 1, dtype=np.int64), np.zeros(m, np.int64), L)
+    return table.mask(tokens, doc_offsets)
 
 
 def is_template(text: str) -> bool:
@@ -188,7 +192,8 @@ def template_mask(tokens, doc_offsets, templates: list[str], vocab_ids: dict[str
     tokens = np.ascontiguousarray(tokens, dtype=np.int32)
     doc_offsets = np.ascontiguousarray(doc_offsets, dtype=np.int64)
     pats, off, firsts, order, _ = _patterns(templates, vocab_ids)
-    return K.mark_templates(tokens, doc_offsets, pats, off, firsts, order, int(max_slot))
+    starts, ends, _ = K.template_runs(tokens, doc_offsets, pats, off, firsts, order, int(max_slot))
+    return K.mark_runs(tokens.shape[0], starts, ends)
 
 
 def _split(decisions: list[str]) -> tuple[list[str], list[str]]:
@@ -228,8 +233,7 @@ def decision_counts(tokens, doc_offsets, L: int, noise: list[str], keep: list[st
     where_p = [i for i, p in enumerate(noise) if not is_template(p)]
     where_t = [i for i, p in enumerate(noise) if is_template(p)]
     out = np.zeros(len(noise), np.int64)
-    none = np.zeros(0, np.uint8)
-    kept = template_mask(tokens, doc_offsets, keep_t, vocab_ids, max_slot) if keep_t else none
+    kept = template_mask(tokens, doc_offsets, keep_t, vocab_ids, max_slot) if keep_t else NONE
     if where_p:
         table = GramTable.build([[noise[i]] for i in where_p], keep_p, vocab_ids, L)
         out[where_p] = table.counts(tokens, doc_offsets, len(where_p), kept)
@@ -238,8 +242,8 @@ def decision_counts(tokens, doc_offsets, L: int, noise: list[str], keep: list[st
         if keep_t:
             shield |= kept
         pats, off, firsts, order, used = _patterns([noise[i] for i in where_t], vocab_ids)
-        counts = K.count_templates(tokens, doc_offsets, pats, off, firsts, order, int(max_slot),
-                                   used.shape[0], shield if shield.any() else none)
+        starts, ends, which = K.template_runs(tokens, doc_offsets, pats, off, firsts, order, int(max_slot))
+        counts = K.count_runs(starts, ends, which, used.shape[0], shield if shield.any() else NONE)
         out[np.array(where_t, np.int64)[used]] = counts
     return out
 

@@ -322,33 +322,37 @@ def _sites(ranking: pl.DataFrame, hist: pl.DataFrame, top_sites: tuple) -> str:
             f"<tbody>{''.join(table_rows)}</tbody></table>{note}</section>")
 
 
+def _ranked_table(title: str, intro: str, head: list[tuple[str, bool]], frame: pl.DataFrame, cells) -> str:
+    """A section with a ranked table: ``head`` (label, numeric) and one row
+    per record of ``frame``, ``cells(record)`` giving its cells (HTML, each
+    escaped by its maker) after the rank."""
+    th = "".join(f'<th class="num">{h}</th>' if num else f"<th>{h}</th>" for h, num in [("#", True), *head])
+    rows = "".join("<tr>" + f'<td class="num">{i}</td>' + "".join(cells(r)) + "</tr>"
+                   for i, r in enumerate(frame.iter_rows(named=True), 1))
+    return f"<section><h2>{title}</h2><p>{intro}</p><table><thead><tr>{th}</tr></thead><tbody>{rows}</tbody></table></section>"
+
+
 def _blocks(blocks: pl.DataFrame) -> str:
-    rows = "".join(
-        f"<tr><td class=\"num\">{i}</td><td>{_text_cell(r['text'])}</td>"
-        f"<td class=\"num\">{_n(r['covered_tokens'])}</td><td class=\"num\">{_pct(r['share'])}</td>"
-        f"<td class=\"num\">{_n(r['documents'])}</td><td class=\"num\">{_n(r['sites'])}</td></tr>"
-        for i, r in enumerate(blocks.iter_rows(named=True), 1))
-    return ("<section><h2>Top blocks</h2><p>The repeated regions (a sidebar with all its variants is one "
-            "block) by the tokens they cover, each token counted once; the text as written in one of its "
-            "documents (click a long one to read it all).</p>"
-            '<table><thead><tr><th class="num">#</th><th>text</th><th class="num">covered tokens</th>'
-            '<th class="num">share of tokens</th><th class="num">documents</th><th class="num">sites</th></tr>'
-            f"</thead><tbody>{rows}</tbody></table></section>")
+    return _ranked_table(
+        "Top blocks", "The repeated regions (a sidebar with all its variants is one block) by the tokens they "
+        "cover, each token counted once; the text as written in one of its documents (click a long one to "
+        "read it all).",
+        [("text", False), ("covered tokens", True), ("share of tokens", True), ("documents", True), ("sites", True)],
+        blocks, lambda r: (f"<td>{_text_cell(r['text'])}</td>", f'<td class="num">{_n(r["covered_tokens"])}</td>',
+                           f'<td class="num">{_pct(r["share"])}</td>', f'<td class="num">{_n(r["documents"])}</td>',
+                           f'<td class="num">{_n(r["sites"])}</td>'))
 
 
 def _phrases(phrases: pl.DataFrame | None) -> str:
     if phrases is None or not phrases.height:
         return "<section><h2>Top blocks</h2><p>No repeated text at these parameters.</p></section>"
-    rows = "".join(
-        f"<tr><td class=\"num\">{i}</td><td>{_text_cell(r['phrase'])}</td><td class=\"num\">{_n(r['length'])}</td>"
-        f"<td class=\"num\">{_n(r['df'])}</td><td class=\"num\">{_n(r['sites'])}</td>"
-        f"<td class=\"num\">{_n(r['psi'])}</td></tr>"
-        for i, r in enumerate(phrases.iter_rows(named=True), 1))
-    return ("<section><h2>Top phrases</h2><p>This run was mined before blocks existed: its maximal phrases by "
-            "Ψ = length × df (mine it again for blocks).</p>"
-            '<table><thead><tr><th class="num">#</th><th>phrase</th><th class="num">length</th>'
-            '<th class="num">documents</th><th class="num">sites</th><th class="num">Ψ</th></tr></thead>'
-            f"<tbody>{rows}</tbody></table></section>")
+    return _ranked_table(
+        "Top phrases", "This run was mined before blocks existed: its maximal phrases by Ψ = length × df (mine "
+        "it again for blocks).",
+        [("phrase", False), ("length", True), ("documents", True), ("sites", True), ("Ψ", True)],
+        phrases, lambda r: (f"<td>{_text_cell(r['phrase'])}</td>", f'<td class="num">{_n(r["length"])}</td>',
+                            f'<td class="num">{_n(r["df"])}</td>', f'<td class="num">{_n(r["sites"])}</td>',
+                            f'<td class="num">{_n(r["psi"])}</td>'))
 
 
 def _templates(templates: pl.DataFrame, tokens: int) -> str:

@@ -9,17 +9,29 @@ from engine.clean import cut_mask, cut_text, decision_counts, decision_cut, stop
 from engine.tokenizer import tokenize_arrow
 
 words = st.lists(st.sampled_from("abc"), max_size=12)
+VOCAB = {t: i for i, t in enumerate("abc")}
+
+
+def flat(docs):
+    """The token ids and document offsets of documents of "abc" tokens."""
+    return (np.array([VOCAB[t] for d in docs for t in d], np.int32),
+            np.concatenate(([0], np.cumsum([len(d) for d in docs]))).astype(np.int64))
+
+
+def templates_only(noise, keep):
+    """A text beginning or ending with * is no template: engine and oracle
+    both never match it; such texts are left out."""
+    ok = [t for t in noise + keep if not t.startswith("*") and not t.endswith("*")]
+    return [t for t in noise if t in ok], [t for t in keep if t in ok]
 
 
 @settings(max_examples=400, deadline=None)
 @given(st.lists(words, min_size=1, max_size=6), st.lists(words, max_size=3), st.lists(words, max_size=2),
        st.integers(2, 4))
 def test_cut_mask_matches_the_definition(docs, noise, keep, L):
-    vocab = {t: i for i, t in enumerate("abc")}
-    flat = np.array([vocab[t] for d in docs for t in d], np.int32)
-    off = np.concatenate(([0], np.cumsum([len(d) for d in docs]))).astype(np.int64)
-    grams = stop_grams([" ".join(p) for p in noise], [" ".join(p) for p in keep], vocab, L)
-    got = cut_mask(flat, off, L, grams)
+    tokens, off = flat(docs)
+    grams = stop_grams([" ".join(p) for p in noise], [" ".join(p) for p in keep], VOCAB, L)
+    got = cut_mask(tokens, off, L, grams)
     want = naive.cut_mask(docs, L, noise, keep)
     assert got.astype(bool).tolist() == [x for m in want for x in m]
 
@@ -39,14 +51,9 @@ decision = st.lists(st.sampled_from("abcz*"), min_size=1, max_size=6).map(" ".jo
 @given(st.lists(words, min_size=1, max_size=6), st.lists(decision, max_size=3), st.lists(decision, max_size=2),
        st.integers(2, 3), st.integers(1, 3))
 def test_decision_cut_with_templates_matches_the_definition(docs, noise, keep, L, max_slot):
-    vocab = {t: i for i, t in enumerate("abc")}
-    flat = np.array([vocab[t] for d in docs for t in d], np.int32)
-    off = np.concatenate(([0], np.cumsum([len(d) for d in docs]))).astype(np.int64)
-    # a text beginning or ending with * is no template: engine and oracle both never match it
-    ok = [t for t in noise + keep if not t.startswith("*") and not t.endswith("*")]
-    noise = [t for t in noise if t in ok]
-    keep = [t for t in keep if t in ok]
-    got = decision_cut(flat, off, L, noise, keep, vocab, max_slot)
+    tokens, off = flat(docs)
+    noise, keep = templates_only(noise, keep)
+    got = decision_cut(tokens, off, L, noise, keep, VOCAB, max_slot)
     want = naive.decision_cut(docs, L, noise, keep, max_slot)
     assert got.astype(bool).tolist() == [x for m in want for x in m]
 
@@ -56,13 +63,9 @@ def test_decision_cut_with_templates_matches_the_definition(docs, noise, keep, L
        st.integers(2, 3), st.integers(1, 3))
 def test_each_decision_cuts_what_the_definition_cuts_with_it_alone(docs, noise, keep, L, max_slot):
     """decision_counts: one scan for all decisions gives each one's count on its own (keep still wins)."""
-    vocab = {t: i for i, t in enumerate("abc")}
-    flat = np.array([vocab[t] for d in docs for t in d], np.int32)
-    off = np.concatenate(([0], np.cumsum([len(d) for d in docs]))).astype(np.int64)
-    ok = [t for t in noise + keep if not t.startswith("*") and not t.endswith("*")]
-    noise = [t for t in noise if t in ok]
-    keep = [t for t in keep if t in ok]
-    got = decision_counts(flat, off, L, noise, keep, vocab, max_slot).tolist()
+    tokens, off = flat(docs)
+    noise, keep = templates_only(noise, keep)
+    got = decision_counts(tokens, off, L, noise, keep, VOCAB, max_slot).tolist()
     want = [sum(x for m in naive.decision_cut(docs, L, [d], keep, max_slot) for x in m) for d in noise]
     assert got == want
 

@@ -77,41 +77,21 @@ def _find_gram(tokens, p, L, h, sorted_hash, sorted_grams):
 
 
 @njit(**NJIT)
-def mark_cut(tokens, doc_offsets, L, sorted_hash, sorted_grams, words, bits):
-    """1 for every position inside an occurrence of one of the L-grams.
-
-    ``sorted_hash`` is sorted; ``sorted_grams`` holds the grams in the same
-    order, so a hash match is confirmed token by token (exact); ``words`` is
-    :func:`gram_filter` of the hashes.  O(n) rolling hash, a search only
-    where the filter says the hash may be a gram's.
-    """
-    n = tokens.shape[0]
-    cut = np.zeros(n, np.uint8)
-    if sorted_hash.shape[0] == 0:
-        return cut
-    power = _roll_power(L)
+def _roll(tokens, p, L, h, power):
+    """The hash of the window at ``p`` from ``h``, the hash of the window at p - 1."""
     one = np.uint64(1)
-    for d in range(doc_offsets.shape[0] - 1):
-        s = doc_offsets[d]
-        e = doc_offsets[d + 1]
-        if e - s < L:
-            continue
-        h = _hash_window(tokens, s, L)
-        end = s
-        for p in range(s, e - L + 1):
-            if p > s:
-                h = (h - (np.uint64(np.uint32(tokens[p - 1])) + one) * power) * ROLL_BASE \
-                    + np.uint64(np.uint32(tokens[p + L - 1])) + one
-            b = _filter_slot(h, bits)
-            if (words[b >> np.uint64(6)] >> (b & np.uint64(63))) & one:
-                if _find_gram(tokens, p, L, h, sorted_hash, sorted_grams) >= 0:
-                    end = p + L
-            if p < end:
-                cut[p] = 1
-        for p in range(e - L + 1, e):
-            if p < end:
-                cut[p] = 1
-    return cut
+    return (h - (np.uint64(np.uint32(tokens[p - 1])) + one) * power) * ROLL_BASE \
+        + np.uint64(np.uint32(tokens[p + L - 1])) + one
+
+
+@njit(**NJIT)
+def _gram_of(tokens, p, L, h, sorted_hash, sorted_grams, words, bits):
+    """The row of the gram equal to the window at ``p`` (hash ``h``), -1 when
+    none (most positions: the filter says so without a search)."""
+    b = _filter_slot(h, bits)
+    if not (words[b >> np.uint64(6)] >> (b & np.uint64(63))) & np.uint64(1):
+        return -1
+    return _find_gram(tokens, p, L, h, sorted_hash, sorted_grams)
 
 
 @njit(**NJIT)
@@ -160,14 +140,17 @@ def _credit(counts, last, o, a, b, shield):
 
 
 @njit(**NJIT)
-def _credit_class(counts, last, cls, a, b, class_ptr, class_owners, shield):
+def _credit_class(counts, last, cls, a, b, class_ptr, class_owners, shield, out):
     for k in range(class_ptr[cls], class_ptr[cls + 1]):
         _credit(counts, last, class_owners[k], a, b, shield)
+    if out.shape[0]:
+        for q in range(a, b):
+            out[q] = 1
 
 
 @njit(**NJIT)
 def count_cut(tokens, doc_offsets, L, sorted_hash, sorted_grams, words, bits, gram_class, class_ptr,
-              class_owners, n_owners, shield):
+              class_owners, n_owners, shield, out):
     """Positions each owner's L-grams cover, each counted once per owner.
 
     Gram ``g`` (a row of ``sorted_grams``, hashes sorted) belongs to the
@@ -175,14 +158,15 @@ def count_cut(tokens, doc_offsets, L, sorted_hash, sorted_grams, words, bits, gr
     ``c = gram_class[g]``; class -1 is nobody's (a kept gram).  Positions with
     ``shield`` set are not counted.  One rolling-hash scan for all owners;
     consecutive matched windows of one class are one interval, credited to
-    its owners once: O(n + runs x owners of their class).
+    its owners once: O(n + runs x owners of their class).  ``out`` (empty:
+    not wanted) gets a 1 at every position inside a matched window of a
+    class: with one class, the cut mask.
     """
     counts = np.zeros(n_owners, np.int64)
     last = np.zeros(n_owners, np.int64)
     if sorted_hash.shape[0] == 0:
         return counts
     power = _roll_power(L)
-    one = np.uint64(1)
     for d in range(doc_offsets.shape[0] - 1):
         s = doc_offsets[d]
         e = doc_offsets[d + 1]
@@ -194,12 +178,8 @@ def count_cut(tokens, doc_offsets, L, sorted_hash, sorted_grams, words, bits, gr
         run_b = s
         for p in range(s, e - L + 1):
             if p > s:
-                h = (h - (np.uint64(np.uint32(tokens[p - 1])) + one) * power) * ROLL_BASE \
-                    + np.uint64(np.uint32(tokens[p + L - 1])) + one
-            b = _filter_slot(h, bits)
-            if not (words[b >> np.uint64(6)] >> (b & np.uint64(63))) & one:
-                continue
-            g = _find_gram(tokens, p, L, h, sorted_hash, sorted_grams)
+                h = _roll(tokens, p, L, h, power)
+            g = _gram_of(tokens, p, L, h, sorted_hash, sorted_grams, words, bits)
             if g < 0 or gram_class[g] < 0:
                 continue
             c = gram_class[g]
@@ -207,42 +187,12 @@ def count_cut(tokens, doc_offsets, L, sorted_hash, sorted_grams, words, bits, gr
                 run_b = p + L
                 continue
             if cur >= 0:
-                _credit_class(counts, last, cur, run_a, run_b, class_ptr, class_owners, shield)
+                _credit_class(counts, last, cur, run_a, run_b, class_ptr, class_owners, shield, out)
             cur = c
             run_a = p
             run_b = p + L
         if cur >= 0:
-            _credit_class(counts, last, cur, run_a, run_b, class_ptr, class_owners, shield)
-    return counts
-
-
-@njit(**NJIT)
-def count_templates(tokens, doc_offsets, pats, pat_off, firsts, order, w_max, n_owners, shield):
-    """Positions inside the occurrences (in one document) of each template
-    pattern, counted once per pattern, outside ``shield`` (empty: none).
-    Same search as :func:`mark_templates`, one owner per pattern."""
-    counts = np.zeros(n_owners, np.int64)
-    last = np.zeros(n_owners, np.int64)
-    k = firsts.shape[0]
-    if k == 0:
-        return counts
-    longest = 0
-    for j in range(pat_off.shape[0] - 1):
-        longest = max(longest, pat_off[j + 1] - pat_off[j])
-    pos = np.empty(longest + 1, np.int64)
-    width = np.zeros(longest + 1, np.int64)
-    for d in range(doc_offsets.shape[0] - 1):
-        s = doc_offsets[d]
-        e = doc_offsets[d + 1]
-        for p in range(s, e):
-            t = tokens[p]
-            i = np.searchsorted(firsts, t)
-            while i < k and firsts[i] == t:
-                j = order[i]
-                end = _longest_match(tokens, p, e, pats, pat_off[j], pat_off[j + 1], w_max, pos, width)
-                if end > p:
-                    _credit(counts, last, j, p, end, shield)
-                i += 1
+            _credit_class(counts, last, cur, run_a, run_b, class_ptr, class_owners, shield, out)
     return counts
 
 
@@ -282,20 +232,81 @@ def _longest_match(tokens, p, e, pats, a, b, w_max, pos, width):
 
 
 @njit(**NJIT)
-def mark_templates(tokens, doc_offsets, pats, pat_off, firsts, order, w_max):
-    """1 for every position inside an occurrence (in one document) of one of
-    the template patterns ``pats[pat_off[k]:pat_off[k + 1]]``.
+def template_runs(tokens, doc_offsets, pats, pat_off, firsts, order, w_max):
+    """Every (start, end, pattern) where the template pattern
+    ``pats[pat_off[j]:pat_off[j + 1]]`` occurs from ``start`` (in one
+    document), ``end`` the end of its longest occurrence from there: all the
+    occurrences from one start cover that one run.  By start.
 
     ``firsts`` holds the patterns' first tokens sorted, ``order`` the pattern
     of each; a position is tried against the patterns beginning with its
-    token only.  All the occurrences from one start cover one run up to the
-    longest, so that run is marked.  O(n log k + candidates x w_max ** slots).
+    token only.  O(n log k + candidates x w_max ** slots).
     """
-    n = tokens.shape[0]
-    out = np.zeros(n, np.uint8)
+    cap = 16
+    starts = np.empty(cap, np.int64)
+    ends = np.empty(cap, np.int64)
+    which = np.empty(cap, np.int64)
+    found = 0
     k = firsts.shape[0]
     if k == 0:
-        return out
+        return starts[:0], ends[:0], which[:0]
+    longest = 0
+    for j in range(pat_off.shape[0] - 1):
+        longest = max(longest, pat_off[j + 1] - pat_off[j])
+    pos = np.empty(longest + 1, np.int64)
+    width = np.zeros(longest + 1, np.int64)
+    for d in range(doc_offsets.shape[0] - 1):
+        e = doc_offsets[d + 1]
+        for p in range(doc_offsets[d], e):
+            t = tokens[p]
+            i = np.searchsorted(firsts, t)
+            while i < k and firsts[i] == t:
+                j = order[i]
+                end = _longest_match(tokens, p, e, pats, pat_off[j], pat_off[j + 1], w_max, pos, width)
+                if end > p:
+                    if found == cap:
+                        cap *= 2
+                        starts = _grown(starts, cap)
+                        ends = _grown(ends, cap)
+                        which = _grown(which, cap)
+                    starts[found] = p
+                    ends[found] = end
+                    which[found] = j
+                    found += 1
+                i += 1
+    return starts[:found], ends[:found], which[:found]
+
+
+@njit(**NJIT)
+def _grown(a, cap):
+    out = np.empty(cap, a.dtype)
+    out[:a.shape[0]] = a
+    return out
+
+
+@njit(**NJIT)
+def mark_runs(n, starts, ends):
+    """1 for every position inside one of the runs [starts, ends) (by start)."""
+    out = np.zeros(n, np.uint8)
+    cover = 0
+    for i in range(starts.shape[0]):
+        a = max(starts[i], cover)
+        for p in range(a, ends[i]):
+            out[p] = 1
+        if ends[i] > cover:
+            cover = ends[i]
+    return out
+
+
+@njit(**NJIT)
+def count_runs(starts, ends, owner, n_owners, shield):
+    """Positions inside each owner's runs (by start), each counted once per
+    owner, outside ``shield`` (empty: none)."""
+    counts = np.zeros(n_owners, np.int64)
+    last = np.zeros(n_owners, np.int64)
+    for i in range(starts.shape[0]):
+        _credit(counts, last, owner[i], starts[i], ends[i], shield)
+    return counts
     longest = 0
     for j in range(pat_off.shape[0] - 1):
         longest = max(longest, pat_off[j + 1] - pat_off[j])
