@@ -32,7 +32,8 @@ Inputs: a tokenized corpus, sigma, L, and optionally template occurrences
 4. The cuts split each document's covered tokens into *pieces*.  A piece
    *holds* the windows wholly inside it.  Its *keys* are the text of each
    L-gram window it holds and the template id of each template window it
-   holds that fills at least half of its tokens.
+   holds that fills at least half of its tokens; a piece with none of these
+   is keyed by the ids of all the template windows it holds.
 5. *Pieces holding no window join a neighbour*, in rounds until every piece
    holds one: in a round, every such piece is joined with its neighbour piece in the
    same run of covered tokens across the boundary with the larger b (the left

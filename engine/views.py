@@ -247,18 +247,26 @@ def documents_in_bin(store: Store, run_id: int, snapshot_id: str, site: str, b: 
 
 #: Why a span is highlighted: its phrase's (or template's) sites, and its block's
 #: id, share of the index, documents and sites (NULL for a run mined before blocks).
-_WHY = (", p.sites, p.block_id, b.share AS block_share, b.documents AS block_documents,"
+#: Why a span is highlighted: its phrase's or template's sites (maximal
+#: phrases and templates; a phrase inside a longer one has none stored), and
+#: the block holding the span's first token (blocks partition the covered
+#: tokens, so every covered span has one, whatever block its phrase belongs to).
+_WHY = (", s.sites, bs.block_id, b.share AS block_share, b.documents AS block_documents,"
         " b.sites AS block_sites")
+_WHY_BLOCK = (" LEFT JOIN run_block_spans bs ON bs.run_id = s.run_id AND bs.doc_index = s.doc_index"
+              " AND bs.token_start <= s.token_start AND s.token_start < bs.token_end"
+              " LEFT JOIN run_blocks b ON b.run_id = bs.run_id AND b.block_id = bs.block_id")
 
 
 def document_spans(store: Store, run_id: int, doc_index: int) -> pl.DataFrame:
     """The covered spans of one document, each with its phrase, df and why it
     is highlighted (:data:`_WHY`)."""
     return store.query(
-        "SELECT s.char_start, s.char_end, s.token_start, s.token_end, p.phrase, p.df" + _WHY + " FROM run_spans s"
-        " JOIN run_phrases p ON p.run_id = s.run_id AND p.phrase_id = s.phrase_id"
-        " LEFT JOIN run_blocks b ON b.run_id = p.run_id AND b.block_id = p.block_id"
-        " WHERE s.run_id = ? AND s.doc_index = ? ORDER BY s.char_start", [run_id, doc_index])
+        "SELECT s.* EXCLUDE (sites)" + _WHY + " FROM (SELECT s.run_id, s.doc_index, s.char_start, s.char_end,"
+        "  s.token_start, s.token_end, p.phrase, p.df, CASE WHEN p.maximal THEN p.sites END AS sites"
+        "  FROM run_spans s JOIN run_phrases p ON p.run_id = s.run_id AND p.phrase_id = s.phrase_id"
+        "  WHERE s.run_id = ? AND s.doc_index = ?) s" + _WHY_BLOCK + " ORDER BY s.char_start",
+        [run_id, doc_index])
 
 
 def compare_runs(store: Store, run_a: int, run_b: int, snapshot_id: str) -> dict:
@@ -408,10 +416,11 @@ def document_template_spans(store: Store, run_id: int, doc_index: int) -> pl.Dat
     """The template occurrences of one document, shaped like :func:`document_spans`
     (the template's text under ``phrase``)."""
     return store.query(
-        "SELECT o.char_start, o.char_end, o.token_start, o.token_end, p.template AS phrase, p.df" + _WHY +
-        " FROM run_template_occurrences o JOIN run_templates p ON p.run_id = o.run_id AND p.template_id = o.template_id"
-        " LEFT JOIN run_blocks b ON b.run_id = p.run_id AND b.block_id = p.block_id"
-        " WHERE o.run_id = ? AND o.doc_index = ? ORDER BY o.char_start", [run_id, doc_index])
+        "SELECT s.* EXCLUDE (sites)" + _WHY + " FROM (SELECT o.run_id, o.doc_index, o.char_start, o.char_end,"
+        "  o.token_start, o.token_end, p.template AS phrase, p.df, p.sites"
+        "  FROM run_template_occurrences o JOIN run_templates p ON p.run_id = o.run_id"
+        "  AND p.template_id = o.template_id WHERE o.run_id = ? AND o.doc_index = ?) s" + _WHY_BLOCK +
+        " ORDER BY s.char_start", [run_id, doc_index])
 
 
 # -- the store's own reads, named here so pages have one read layer ----------

@@ -84,6 +84,11 @@ if has_templates:
     spans = pl.concat([spans, data.document_template_spans(run_id, doc_index)
                        .with_columns(pl.lit("template").alias("kind"))], how="vertical_relaxed").sort("char_start")
 decisions = data.decisions_map(sid)
+# a span shows its own decision, else its block's (a block decided as a whole marks the phrases inside it)
+blocks_here = tuple(sorted({int(b) for b in spans["block_id"].drop_nulls().to_list()}))
+block_state = data.block_decisions(run_id, sid, blocks_here) if blocks_here else {}
+spans = spans.with_columns(pl.col("block_id").replace_strict(block_state, default=None, return_dtype=pl.String)
+                           .alias("block_decision"))
 remove = st.toggle("Show the text with noise spans removed", key="document.clean",
                    on_change=state.bind("document.clean", "clean", False))
 text = doc["text"] or ""
@@ -104,7 +109,8 @@ else:
             k += 1
         st.session_state["document.span"] = k
         cur = records[k]
-        nav3.caption(f"span {k + 1} of {len(records)}: {render.md(render.why(cur, decisions.get(cur['phrase'])))}")
+        nav3.caption(f"span {k + 1} of {len(records)}: "
+                     f"{render.md(render.why(cur, render.span_decision(cur, decisions)))}")
         st.html(render.span_context_html(text, cur["char_start"], cur["char_end"], 80))
         if cur.get("block_id") is not None and st.button(
                 f"Open block {cur['block_id']}: its other occurrences, sites and decision", key="document.block"):

@@ -342,9 +342,11 @@ def blocks(docs: list[list], sigma: int, min_len: int, templates=()):
     def keys(d, lo, hi):
         """The keys of a piece (rule 6): the texts of the L-gram windows
         wholly inside it, the ids of the template windows wholly inside it
-        that fill at least half of it."""
-        return {k for dd, a, e, k, _ in windows if dd == d and lo <= a and e <= hi
-                and (k[0] == "gram" or 2 * (e - a) >= hi - lo)}
+        that fill at least half of it; a piece with none of these is keyed by
+        all the template windows inside it."""
+        inside = [(k, e - a) for dd, a, e, k, _ in windows if dd == d and lo <= a and e <= hi]
+        strong = {k for k, n in inside if k[0] == "gram" or 2 * n >= hi - lo}
+        return strong or {k for k, _ in inside}
 
     def holds_window(d, lo, hi):
         return any(dd == d and lo <= a and e <= hi for dd, a, e, _, _ in windows)

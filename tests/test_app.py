@@ -961,3 +961,19 @@ def test_sites_page_lists_each_sites_blocks(store_dir):
     assert rank["top_blocks"].tolist()[0].startswith(
         " ".join(peek(store_dir, "SELECT text FROM run_blocks WHERE run_id = ? AND block_id = ?",
                       [run, int(first)])["text"][0].split())[:60])
+
+
+def test_a_link_without_a_snapshot_keeps_its_choices(store_dir):
+    """A link without ?snapshot= means the default snapshot: its site, block
+    and document stay (they were dropped as choices of "another" snapshot)."""
+    from engine.ui.data import open_store
+    sid = open_store(str(store_dir / "app.duckdb")).latest_snapshot()
+    doc = peek(store_dir, "SELECT doc_id, site FROM documents WHERE snapshot_id = ? ORDER BY doc_index DESC"
+               " LIMIT 1", [sid])
+    at = AppTest.from_file(APP, default_timeout=180)
+    at.query_params.update({"doc": str(doc["doc_id"][0]), "site": doc["site"][0]})
+    at.run()
+    assert not at.exception
+    assert at.query_params["snapshot"] in (sid, [sid])
+    assert at.query_params["doc"] in (str(doc["doc_id"][0]), [str(doc["doc_id"][0])])
+    assert at.query_params["site"] in (doc["site"][0], [doc["site"][0]])

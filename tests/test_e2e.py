@@ -165,8 +165,10 @@ def test_demo_mine_and_read_a_document(server):
         page.wait_for_url(re.compile(rf"sigma={after}\b"), timeout=30_000)
         page.screenshot(path=os.path.join(ARTIFACTS, "2-mined.png"), full_page=True)
 
-        # phrases view: the index eaters chart is drawn; search and a decision filter
-        lat.measure("phrases: open page", lambda: page.goto(server + "/repeats?" + page.url.split("?", 1)[1]))
+        # phrases view, every phrase (the page lists blocks first; ?view=phrases lists phrases by Ψ):
+        # the index eaters chart is drawn; search and a decision filter
+        lat.measure("phrases: open page",
+                    lambda: page.goto(server + "/repeats?" + page.url.split("?", 1)[1] + "&view=phrases"))
         expect(page.get_by_text("Keyword in context")).to_be_visible(timeout=60_000)
         expect(page.locator("[data-testid='stVegaLiteChart'] svg.marks").first).to_be_visible(timeout=60_000)
         search = page.get_by_label("Search phrase text")

@@ -193,3 +193,34 @@ def test_dedup_config_reads_old_and_new_names():
     assert views.dedup_config(new) == new
     assert views.dedup_config({**old, **new}) == new  # the current name wins
     assert views.dedup_config({}) == {}
+
+
+def test_every_highlighted_span_names_the_block_it_lies_in(tmp_path):
+    """A span of a phrase inside a longer one (not maximal: no block of its
+    own, no sites stored) still names a block: the one holding its first
+    token (blocks partition the covered tokens); sites only for maximal
+    phrases."""
+    import os
+    from engine.api import mine
+    from tests.support import ROOT
+    demo = os.path.join(ROOT, "data", "demo.parquet")
+    store = Store(str(tmp_path / "d.duckdb"))
+    try:
+        sid, _ = ingest(demo, store=store)
+        run = mine(demo, 20, 10, store=store, snapshot=sid).run_id
+        blocks = store.query("SELECT doc_index, token_start, token_end, block_id FROM run_block_spans"
+                             " WHERE run_id = ?", [run])
+        maximal = dict(store.query("SELECT phrase, maximal FROM run_phrases WHERE run_id = ?", [run]).rows())
+        checked = inner = 0
+        for d in sorted(set(blocks["doc_index"].to_list()))[:200]:
+            here = blocks.filter(blocks["doc_index"] == d)
+            for s in views.document_spans(store, run, d).iter_rows(named=True):
+                want = [b for a, e, b in here.select("token_start", "token_end", "block_id").rows()
+                        if a <= s["token_start"] < e]
+                assert want and s["block_id"] == want[0] and s["block_share"] is not None
+                assert (s["sites"] is None) == (not maximal[s["phrase"]])
+                checked += 1
+                inner += not maximal[s["phrase"]]
+        assert checked > 10 and inner > 0, (checked, inner)  # the store has spans of inner phrases
+    finally:
+        store.close()

@@ -383,11 +383,13 @@ def link_pieces(ps, pe, w_start, w_end, w_key, n_keys, L, t_start, t_end, t_key,
     key.  The L-gram windows (``w_start``, ends ``w_end`` or, when ``w_end``
     is empty, ``w_start + L``; keys ``w_key``) key the pieces they lie wholly
     inside; the template windows (``t_start``, ``t_end``, keys ``t_base +
-    t_key``) key the pieces they lie wholly inside and fill at least half of.
-    Each stream sorted by start.  Returns each piece's root."""
+    t_key``) key the pieces they lie wholly inside and fill at least half of,
+    and every piece they lie inside that has no other key.  Each stream sorted
+    by start.  Returns each piece's root."""
     npc = ps.shape[0]
     parent = np.arange(npc)
     first = np.full(n_keys, -1, np.int64)
+    keyed = np.zeros(npc, np.bool_)
     j = 0
     for i in range(w_start.shape[0]):
         a = w_start[i]
@@ -395,14 +397,27 @@ def link_pieces(ps, pe, w_start, w_end, w_key, n_keys, L, t_start, t_end, t_key,
         if j == npc:
             break
         if k >= 0:
+            keyed[k] = True
             _union(parent, first, w_key[i], k)
-    j = 0
-    for i in range(t_start.shape[0]):
-        k, j = _piece_of(ps, pe, j, t_start[i], t_end[i])
-        if j == npc:
-            break
-        if k >= 0 and 2 * (t_end[i] - t_start[i]) >= pe[k] - ps[k]:
-            _union(parent, first, t_base + t_key[i], k)
+    for fallback in (False, True):  # the filling templates, then any template of a piece without a key
+        j = 0
+        for i in range(t_start.shape[0]):
+            k, j = _piece_of(ps, pe, j, t_start[i], t_end[i])
+            if j == npc:
+                break
+            if k < 0:
+                continue
+            fills = 2 * (t_end[i] - t_start[i]) >= pe[k] - ps[k]
+            if (fills and not fallback) or (fallback and not keyed[k]):
+                _union(parent, first, t_base + t_key[i], k)
+        if not fallback:
+            j = 0
+            for i in range(t_start.shape[0]):
+                k, j = _piece_of(ps, pe, j, t_start[i], t_end[i])
+                if j == npc:
+                    break
+                if k >= 0 and 2 * (t_end[i] - t_start[i]) >= pe[k] - ps[k]:
+                    keyed[k] = True
     for i in range(npc):
         parent[i] = find_root(parent, i)
     return parent

@@ -96,7 +96,12 @@ def setup() -> None:
     state.restore()
     _ensure_demo()
     sid = state.get("snapshot")
-    if sid is None or not data.has_snapshot(sid):
+    if sid is None:
+        # a link without a snapshot means the default one: its other choices
+        # (site, block, document...) are about it and stay
+        state.put("snapshot", data.latest_snapshot())
+        sid = state.get("snapshot")
+    elif not data.has_snapshot(sid):
         state.set_snapshot(data.latest_snapshot())
         sid = state.get("snapshot")
     run = state.get("run")

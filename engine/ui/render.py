@@ -44,7 +44,7 @@ def highlight_html(text: str, spans: list[dict], decisions: dict[str, str]) -> s
             out.append(piece)
             continue
         best = max(cover, key=lambda s: (s["char_end"] - s["char_start"], s["phrase"]))
-        decision = decisions.get(best["phrase"])
+        decision = span_decision(best, decisions)
         is_tpl = best.get("kind") == "template"
         title = html.escape(why(best, decision), quote=True)
         colour = TEMPLATE_COLOUR if is_tpl and decision is None else COLOURS.get(decision, COLOURS[None])
@@ -52,6 +52,18 @@ def highlight_html(text: str, spans: list[dict], decisions: dict[str, str]) -> s
         out.append(f'<mark class="bs-span bs-{decision or "undecided"}{" bs-template" if is_tpl else ""}" '
                    f'style="background:{colour}{edge}" title="{title}">{piece}</mark>')
     return _doc_box("".join(out))
+
+
+def span_decision(span: dict, decisions: dict[str, str]) -> str | None:
+    """The decision a span shows: its own phrase's or template's, else its
+    block's (``block_decision``, when all the block's members agree): a
+    decision on a block marks the spans of the phrases inside it that are
+    not maximal too, and the cut rule cuts them."""
+    own = decisions.get(span["phrase"])
+    if own is not None:
+        return own
+    block = span.get("block_decision")
+    return block if block in ("noise", "keep", "unsure") else None
 
 
 def why(span: dict, decision: str | None) -> str:
