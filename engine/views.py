@@ -313,12 +313,37 @@ def block_row(store: Store, run_id: int, block_id: int) -> dict | None:
 
 def block_members(store: Store, run_id: int, block_id: int) -> pl.DataFrame:
     """The maximal phrases and templates whose block it is (what a decision
-    on the block marks): kind, text, length, df, sites, psi."""
-    return store.query(
+    on the block marks): kind, text, length, df, sites, psi.  A block that no
+    phrase or template calls its own (each of those lies mostly in another
+    block) has as members those with an occurrence starting inside it, so
+    every block can be decided."""
+    mine = store.query(
         "SELECT 'phrase' AS kind, phrase AS text, length, df, sites, psi FROM run_phrases"
         " WHERE run_id = ? AND block_id = ? AND maximal"
         " UNION ALL SELECT 'template', template, constant_tokens + slots, df, sites, NULL FROM run_templates"
         " WHERE run_id = ? AND block_id = ? ORDER BY kind, df DESC, text", [run_id, block_id, run_id, block_id])
+    if mine.height:
+        return mine
+    return store.query(
+        "WITH s AS (SELECT doc_index, token_start, token_end FROM run_block_spans WHERE run_id = ? AND block_id = ?)"
+        " SELECT 'phrase' AS kind, p.phrase AS text, p.length, p.df, p.sites, p.psi FROM run_phrases p"
+        " WHERE p.run_id = ? AND p.maximal AND p.phrase_id IN (SELECT o.phrase_id FROM run_occurrences o JOIN s"
+        "  ON o.doc_index = s.doc_index AND o.token_pos >= s.token_start AND o.token_pos < s.token_end"
+        "  WHERE o.run_id = ?)"
+        " UNION ALL SELECT 'template', t.template, t.constant_tokens + t.slots, t.df, t.sites, NULL FROM run_templates t"
+        " WHERE t.run_id = ? AND t.template_id IN (SELECT o.template_id FROM run_template_occurrences o JOIN s"
+        "  ON o.doc_index = s.doc_index AND o.token_start >= s.token_start AND o.token_start < s.token_end"
+        "  WHERE o.run_id = ?) ORDER BY kind, df DESC, text",
+        [run_id, block_id, run_id, run_id, run_id, run_id])
+
+
+def block_member_texts(store: Store, run_id: int, block_ids) -> list[str]:
+    """The texts (phrases and templates) of several blocks' members
+    (:func:`block_members`): what one decision on those blocks marks."""
+    texts = set()
+    for b in block_ids:
+        texts.update(block_members(store, run_id, int(b))["text"].to_list())
+    return sorted(texts)
 
 
 def block_sites(store: Store, run_id: int, snapshot_id: str, block_id: int) -> pl.DataFrame:
@@ -336,15 +361,6 @@ def block_documents(store: Store, run_id: int, snapshot_id: str, block_id: int, 
         " FROM run_block_spans s JOIN documents d ON d.snapshot_id = ? AND d.doc_index = s.doc_index"
         " WHERE s.run_id = ? AND s.block_id = ? GROUP BY d.doc_id, d.site, d.url"
         " ORDER BY covered_tokens DESC, d.doc_id LIMIT ?", [snapshot_id, run_id, block_id, limit])
-
-
-def block_member_texts(store: Store, run_id: int, block_ids) -> list[str]:
-    """The texts (phrases and templates) of several blocks' members: what one
-    decision on those blocks marks."""
-    return store.query(
-        "SELECT phrase AS text FROM run_phrases WHERE run_id = ? AND maximal AND list_contains(?, block_id)"
-        " UNION SELECT template FROM run_templates WHERE run_id = ? AND list_contains(?, block_id) ORDER BY text",
-        [run_id, [int(b) for b in block_ids], run_id, [int(b) for b in block_ids]])["text"].to_list()
 
 
 def block_decisions(store: Store, run_id: int, snapshot_id: str, block_ids) -> dict[int, str]:

@@ -977,3 +977,21 @@ def test_a_link_without_a_snapshot_keeps_its_choices(store_dir):
     assert at.query_params["snapshot"] in (sid, [sid])
     assert at.query_params["doc"] in (str(doc["doc_id"][0]), [str(doc["doc_id"][0])])
     assert at.query_params["site"] in (doc["site"][0], [doc["site"][0]])
+
+
+def test_every_block_of_the_demo_can_be_decided(store_dir):
+    """A block that no phrase or template calls its own (each lies mostly in
+    another block) offered nothing to decide; its members are now those with
+    an occurrence starting inside it."""
+    from engine import views
+    from engine.ui.data import open_store
+    store = open_store(str(store_dir / "app.duckdb"))
+    demo = peek(store_dir, "SELECT snapshot_id FROM snapshots WHERE documents = 2500")["snapshot_id"][0]
+    run = int(peek(store_dir, "SELECT min(run_id) AS r FROM runs WHERE snapshot_id = ?", [demo])["r"][0])
+    blocks = peek(store_dir, "SELECT block_id FROM run_blocks WHERE run_id = ?", [run])["block_id"].to_list()
+    orphans = peek(store_dir, "SELECT count(*) AS n FROM run_blocks b WHERE run_id = ? AND NOT EXISTS (SELECT 1"
+                   " FROM run_phrases p WHERE p.run_id = b.run_id AND p.block_id = b.block_id AND p.maximal)"
+                   " AND NOT EXISTS (SELECT 1 FROM run_templates t WHERE t.run_id = b.run_id"
+                   " AND t.block_id = b.block_id)", [run])["n"][0]
+    assert orphans > 0  # the demo has such blocks
+    assert all(views.block_members(store, run, b).height for b in blocks)
