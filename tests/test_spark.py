@@ -239,6 +239,7 @@ def test_spark_run_in_the_store_is_the_local_run(spark, tmp_path):
         at = AppTest.from_file(os.path.join(ROOT, "app.py"), default_timeout=180)
         at.session_state["bs.snapshot"] = s.snapshot_id
         at.session_state["bs.init"] = True
+        at.session_state["bs.view"] = "phrases"  # every phrase by Ψ (the page lists blocks first)
         at.run()
         assert not at.exception, at.exception
         at.switch_page("pages/phrases.py").run()
