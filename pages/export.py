@@ -66,6 +66,8 @@ except BoilerscopeError as exc:
     st.stop()
 
 res = st.session_state.get("export.result")
+if res and res[0] != actions.cleaned_path(sid, run_id, noise, keep):
+    res = None  # built from other decisions (one was changed since): build it again
 if res:
     path, figures = res
     st.success(f"Written {path}")

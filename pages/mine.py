@@ -85,8 +85,8 @@ left, mid, right = st.columns([3, 1, 1])
 left.select_slider("sigma: minimum documents (log scale)", log_steps(RANGES["sigma"][1], state.get("sigma")),
                    key="mine.sigma", on_change=sync, args=("mine.sigma", "sigma"))
 # the exact inputs take any whole number and clamp it with a message (a bound
-# on the widget itself draws an error icon over the value)
-mid.number_input("sigma", min_value=1, step=1, key="mine.sigma_n", on_change=sync, args=("mine.sigma_n", "sigma"))
+# on the widget itself draws an error icon over the value, below or above)
+mid.number_input("sigma", step=1, key="mine.sigma_n", on_change=sync, args=("mine.sigma_n", "sigma"))
 right.text_input("or a share", key="mine.share", on_change=from_share, placeholder="0.5%",
                  help="a share of the documents, rounded up")
 if st.session_state.get("mine.share_error"):
@@ -94,7 +94,7 @@ if st.session_state.get("mine.share_error"):
 left, mid, _ = st.columns([3, 1, 1])
 left.slider("L: minimum length (tokens)", *RANGES["min_len"], key="mine.min_len", on_change=sync,
             args=("mine.min_len", "min_len"))
-mid.number_input("L", min_value=2, step=1, key="mine.min_len_n", on_change=sync, args=("mine.min_len_n", "min_len"))
+mid.number_input("L", step=1, key="mine.min_len_n", on_change=sync, args=("mine.min_len_n", "min_len"))
 if st.session_state.get("mine.clamped"):
     st.warning(st.session_state.pop("mine.clamped"))
 algo = st.selectbox("Algorithm", list(ALGOS), index=ALGOS.index(DEFAULT_ALGO), key="mine.algo",
@@ -123,12 +123,12 @@ if pending is not None:
     try:
         run = actions.follow(pending, "mine")
     except BoilerscopeError as exc:
-        st.error(str(exc))
-        st.stop()
-    state.set_run(run.run_id)
-    st.session_state["mine.message"] = f"Run {run.run_id} done."
-    st.session_state.pop("mine.active", None)
-    state.share()
+        st.error(str(exc))  # cancelled or failed: the page goes on (the run history shows nothing new)
+    else:
+        state.set_run(run.run_id)
+        st.session_state["mine.message"] = f"Run {run.run_id} done."
+        st.session_state.pop("mine.active", None)
+        state.share()
 
 if "mine.message" in st.session_state:
     st.success(st.session_state.pop("mine.message"))

@@ -91,6 +91,8 @@ table = data.phrase_table(run_id, (state.get("q") or "").strip(), state.get("sit
 table = data.decided(table.with_columns((pl.col("length") * pl.col("occurrences") / max(info["tokens"], 1))
                                         .alias("share")), "phrase", sid, show)
 ids = table["phrase_id"].to_list()
+if (block is not None or (state.get("q") or "").strip()) and state.get("phrase") not in ids:
+    state.put("phrase", None)  # a block or a search picked: its first phrase opens, not one from elsewhere
 
 
 @st.fragment

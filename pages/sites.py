@@ -28,9 +28,11 @@ st.download_button("Download the repetition card (HTML)", lambda: data.repetitio
                    f"boilerscope-card-run-{run_id}.html", "text/html", key="sites.card", on_click="ignore",
                    help="One self-contained page to share: the share of repeated text, the run's parameters, "
                         "the sites' histograms, the top blocks and templates (no script, opens offline)")
-# a chart's menu (PNG / SVG download) shows on hover above its top edge: this
-# line gives it room, so it never covers the figures above, and says where it is
-st.caption("Each chart's menu (⋯ at its top right when the pointer is on it) saves it as PNG or SVG.")
+st.caption("Each chart's toolbar (at its top right when the pointer is on it) saves it as an image or "
+           "shows its data.")
+# a chart's toolbar shows on hover just above its top edge: this empty line
+# gives it room, so it covers neither the button nor the caption above
+st.write("")
 g1, g2 = st.columns(2)
 # the eaters are blocks, by the tokens they cover (each counted once); a run
 # mined before blocks existed falls back to its phrases by Ψ

@@ -285,6 +285,12 @@ def test_export_page_stoplist_and_cleaned_snapshot(store_dir):
     exports = os.listdir(store_dir / "exports")
     assert any(n.endswith(".parquet") for n in exports)
     assert not any(n.endswith(".tmp") for n in exports)
+    # a decision changed after the build: the old result is not shown as if it were this one's
+    _store(str(store_dir / "app.duckdb")).set_decision(top, None)
+    _store(str(store_dir / "app.duckdb")).set_decision(top, "keep", "export test")
+    at.run()
+    assert not at.exception and not any("Written" in s.value for s in at.success)
+    _store(str(store_dir / "app.duckdb")).set_decision(top, None)
 
 
 def test_duplicates_page_detects_and_compares(store_dir):
@@ -317,6 +323,11 @@ def test_mine_page_on_a_snapshot_of_few_documents(store_dir):
     assert not at.exception and at.number_input(key="mine.sigma_n").value == 5
     assert at.number_input(key="mine.sigma_n").max is None
     assert any("40 is out of range (sigma counts documents: 1 to 5); set to 5." in w.value for w in at.warning)
+    at.number_input(key="mine.sigma_n").set_value(0).run()  # below: the same (it drew an error icon too)
+    assert not at.exception and at.number_input(key="mine.sigma_n").value == 1
+    assert at.number_input(key="mine.sigma_n").min is None
+    assert any("0 is out of range (sigma counts documents: 1 to 5); set to 1." in w.value for w in at.warning)
+    at.number_input(key="mine.sigma_n").set_value(5).run()
     at.number_input(key="mine.min_len_n").set_value(5).run()
     at.button(key="mine.run").click().run()
     assert not at.exception
@@ -710,7 +721,9 @@ def test_a_cancelled_job_says_so_and_stores_nothing(store_dir):
     at = app()
     assert not at.exception
     assert any("cancelled before it stored its result" in e.value for e in at.error), [e.value for e in at.error]
-    assert at.button(key=f"jobs.cancel.{job.id}").label == "Cancel"  # drawn while it ran
+    with pytest.raises(KeyError):  # drawn while it ran, gone once it ended: nothing left to cancel
+        at.button(key=f"jobs.cancel.{job.id}")
+    assert any(h.value.startswith("Run history") for h in at.subheader)  # the page goes on after a cancel
     assert peek(store_dir, "SELECT count(*) AS n FROM runs WHERE sigma = 34")["n"][0] == 0
 
 
@@ -933,6 +946,12 @@ def test_ticked_blocks_are_decided_together_and_the_phrases_page_lists_blocks(st
     first = peek(store_dir, "SELECT phrase_id FROM run_phrases WHERE run_id = ? AND maximal AND block_id = ?",
                  [run, top[0]])["phrase_id"].to_list()
     assert sorted(at.dataframe[1].value["phrase_id"].tolist()) == sorted(first)
+    # picking another block opens one of its phrases (the detail kept the phrase of the block before)
+    at.session_state["phrases.blocks"] = {"selection": {"rows": [1], "columns": [], "cells": []}}
+    at.run()
+    second = peek(store_dir, "SELECT phrase_id FROM run_phrases WHERE run_id = ? AND maximal AND block_id = ?",
+                  [run, top[1]])["phrase_id"].to_list()
+    assert not at.exception and at.selectbox(key="phrases.detail").value in second
     at.segmented_control(key="phrases.view").set_value("phrases").run()
     assert at.query_params["view"] in ("phrases", ["phrases"])
     everything = peek(store_dir, "SELECT count(*) AS n FROM run_phrases WHERE run_id = ? AND maximal", [run])["n"][0]

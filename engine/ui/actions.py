@@ -126,15 +126,20 @@ def detect(sid: str, run_id: int | None, raw: bool, config: DedupConfig) -> api.
                                          snapshot=sid, progress=cb), slot=SLOTS["detect"])
 
 
+def cleaned_path(sid: str, run_id: int, noise: list[str], keep: list[str]) -> str:
+    """Where the cleaned snapshot of these decisions goes: exports/ beside the
+    store, named by the snapshot, the run and a digest of the decisions."""
+    digest = hashlib.sha256(json.dumps([sorted(noise), sorted(keep)]).encode()).hexdigest()[:8]
+    return os.path.join(os.path.dirname(data.store().path), "exports", f"cleaned-{sid}-run{run_id}-{digest}.parquet")
+
+
 def export_cleaned(sid: str, run_id: int, noise: list[str], keep: list[str]):
     """Write the cleaned snapshot beside the store (exports/): (path, before/after figures).
     The file is named by the snapshot, the run and a digest of the decisions,
     so two decision sets never write one file."""
     s = data.store()
-    out_dir = os.path.join(os.path.dirname(s.path), "exports")
-    os.makedirs(out_dir, exist_ok=True)
-    digest = hashlib.sha256(json.dumps([sorted(noise), sorted(keep)]).encode()).hexdigest()[:8]
-    path = os.path.join(out_dir, f"cleaned-{sid}-run{run_id}-{digest}.parquet")
+    path = cleaned_path(sid, run_id, noise, keep)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
     return jobs.run(("clean", path), "clean", sid, "Cleaning",
                     lambda cb: (path, api.clean(s.path, run=run_id, stoplist=(noise, keep), out=path, force=True,
                                                 store=s, progress=cb)), slot=SLOTS["clean"])

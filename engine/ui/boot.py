@@ -113,7 +113,7 @@ def setup() -> None:
             state.set_run(int(runs["run_id"][-1]))
     state.share()
     for job in jobs.registry().running():  # long work of any session, on every page
-        st.sidebar.caption(f"⏳ {render.md(job.text())}")
+        st.sidebar.caption(f"Running: {render.md(job.text())}")
 
 
 def _ensure_demo() -> None:

@@ -168,13 +168,15 @@ def follow(job: Job, *, slot: str | None = None, status: bool = False, label: st
     box = st.status(label, expanded=True) if status else st.container()
     try:
         with box:
+            button = st.empty()
             if job.cancellable and not job.done:
-                st.button("Cancel", key=f"jobs.cancel.{job.id}", on_click=job.cancel,
-                          disabled=job.cancelled.is_set(), help="stop this job; it stores nothing")
+                button.button("Cancel", key=f"jobs.cancel.{job.id}", on_click=job.cancel,
+                              disabled=job.cancelled.is_set(), help="stop this job; it stores nothing")
             bar = st.progress(job.fraction, text=render.md(job.text()))
             while not job.done:
                 bar.progress(job.fraction, text=render.md(job.text()))
                 time.sleep(TICK)
+            button.empty()  # the job has ended: nothing left to cancel
             try:
                 result = job.result()
             except BoilerscopeError:
@@ -183,6 +185,8 @@ def follow(job: Job, *, slot: str | None = None, status: bool = False, label: st
                                state="error")
                 raise
             bar.progress(1.0, text=f"{label}: done")
+            if job.cancelled.is_set():
+                st.warning("Cancel came after the job's last step: its result was stored.")
             if status:
                 box.update(label=f"{label}: done", state="complete", expanded=False)
     except BoilerscopeError:
