@@ -114,20 +114,27 @@ def launch(p):
               "--disable-background-networking", "--disable-component-update", "--disable-sync"])
 
 
+
+def watched_page(browser, **options):
+    """A page in a new 1440x900 context that records every request to another
+    host (the page never talks to one: fonts, telemetry, CDNs) and every
+    dialog: (context, page, outside, dialogs)."""
+    outside, dialogs = [], []
+    context = browser.new_context(viewport={"width": 1440, "height": 900}, **options)
+    context.on("request", lambda r: outside.append(r.url)
+               if not r.url.startswith(("http://127.0.0.1", "ws://127.0.0.1", "data:", "blob:", "about:"))
+               else None)
+    page = context.new_page()
+    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    return context, page, outside, dialogs
+
 def test_demo_mine_and_read_a_document(server):
     from playwright.sync_api import expect, sync_playwright
 
     os.makedirs(ARTIFACTS, exist_ok=True)
-    outside, dialogs = [], []
     with sync_playwright() as p:
         browser = launch(p)
-        context = browser.new_context(viewport={"width": 1440, "height": 900})
-        # the page never talks to another host (fonts, telemetry, CDNs)
-        context.on("request", lambda r: outside.append(r.url)
-                   if not r.url.startswith(("http://127.0.0.1", "ws://127.0.0.1", "data:", "blob:",
-                                            "about:")) else None)
-        page = context.new_page()
-        page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+        context, page, outside, dialogs = watched_page(browser)
         lat = Latency(page)
         t = time.perf_counter()
         page.goto(server + "/")
@@ -287,15 +294,10 @@ def test_triage_a_site_block_to_a_cleaned_snapshot(server, tmp_path):
     from playwright.sync_api import expect, sync_playwright
 
     os.makedirs(ARTIFACTS, exist_ok=True)
-    dialogs, outside, steps = [], [], []
+    steps = []
     with sync_playwright() as p:
         browser = launch(p)
-        context = browser.new_context(viewport={"width": 1440, "height": 900}, accept_downloads=True)
-        context.on("request", lambda r: outside.append(r.url)
-                   if not r.url.startswith(("http://127.0.0.1", "ws://127.0.0.1", "data:", "blob:",
-                                            "about:")) else None)
-        page = context.new_page()
-        page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+        context, page, outside, dialogs = watched_page(browser, accept_downloads=True)
         lat = Latency(page)
         t0 = time.perf_counter()
 

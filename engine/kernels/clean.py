@@ -307,24 +307,3 @@ def count_runs(starts, ends, owner, n_owners, shield):
     for i in range(starts.shape[0]):
         _credit(counts, last, owner[i], starts[i], ends[i], shield)
     return counts
-    longest = 0
-    for j in range(pat_off.shape[0] - 1):
-        longest = max(longest, pat_off[j + 1] - pat_off[j])
-    pos = np.empty(longest + 1, np.int64)
-    width = np.zeros(longest + 1, np.int64)
-    for d in range(doc_offsets.shape[0] - 1):
-        s = doc_offsets[d]
-        e = doc_offsets[d + 1]
-        cover = s
-        for p in range(s, e):
-            t = tokens[p]
-            i = np.searchsorted(firsts, t)
-            while i < k and firsts[i] == t:
-                j = order[i]
-                end = _longest_match(tokens, p, e, pats, pat_off[j], pat_off[j + 1], w_max, pos, width)
-                if end > cover:
-                    cover = end
-                i += 1
-            if p < cover:
-                out[p] = 1
-    return out
