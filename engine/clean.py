@@ -212,9 +212,20 @@ def decision_cut(tokens, doc_offsets, L: int, noise: list[str], keep: list[str],
     kept = template_mask(tokens, doc_offsets, keep_t, vocab_ids, max_slot).astype(bool)
     out = cut.astype(bool) & ~kept
     if noise_t:
-        shielded = GramTable.build([keep_p], [], vocab_ids, L).mask(tokens, doc_offsets).astype(bool) | kept
+        shielded = _template_shield(tokens, doc_offsets, L, keep_p, kept, vocab_ids).astype(bool)
         out |= template_mask(tokens, doc_offsets, noise_t, vocab_ids, max_slot).astype(bool) & ~shielded
     return out.astype(np.uint8)
+
+
+def _template_shield(tokens, doc_offsets, L: int, keep_p: list[str], kept: np.ndarray,
+                     vocab_ids: dict[str, int]) -> np.ndarray:
+    """uint8 mask of what a noise template may not cut (rule 2 and 3): the
+    L-grams of the kept phrases and the occurrences of the kept templates
+    (``kept``, empty when there are none)."""
+    shield = GramTable.build([keep_p], [], vocab_ids, L).mask(tokens, doc_offsets)
+    if kept.shape[0]:
+        shield |= kept.astype(np.uint8)
+    return shield
 
 
 def decision_counts(tokens, doc_offsets, L: int, noise: list[str], keep: list[str], vocab_ids: dict[str, int],
@@ -238,9 +249,7 @@ def decision_counts(tokens, doc_offsets, L: int, noise: list[str], keep: list[st
         table = GramTable.build([[noise[i]] for i in where_p], keep_p, vocab_ids, L)
         out[where_p] = table.counts(tokens, doc_offsets, len(where_p), kept)
     if where_t:
-        shield = GramTable.build([keep_p], [], vocab_ids, L).mask(tokens, doc_offsets)
-        if keep_t:
-            shield |= kept
+        shield = _template_shield(tokens, doc_offsets, L, keep_p, kept, vocab_ids)
         pats, off, firsts, order, used = _patterns([noise[i] for i in where_t], vocab_ids)
         starts, ends, which = K.template_runs(tokens, doc_offsets, pats, off, firsts, order, int(max_slot))
         counts = K.count_runs(starts, ends, which, used.shape[0], shield if shield.any() else NONE)

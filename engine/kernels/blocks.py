@@ -9,9 +9,7 @@ import numpy as np
 from numba import njit
 
 from ..config import NJIT
-from .hashing import mix64
-
-POLY = np.uint64(0x9E3779B97F4A7C15)
+from .hashing import POLY, mix64, poly_power
 
 
 @njit(**NJIT)
@@ -33,9 +31,7 @@ def gram_hashes(tokens, doc_offsets, L, within, use_within):
     n = tokens.shape[0]
     h = np.zeros(n, np.uint64)
     ok = np.zeros(n, np.bool_)
-    top = np.uint64(1)
-    for _ in range(L - 1):
-        top *= POLY
+    top = poly_power(L)
     run = 0  # length of the current run of ``within`` tokens
     for d in range(doc_offsets.shape[0] - 1):
         a = doc_offsets[d]
@@ -157,31 +153,22 @@ def group_grams(tokens, doc_offsets, h, ok, L, n_ok):
                 c = gpos[prev] + 1
                 if c < s and at[c] >= 0 and tokens[c + L - 1] == tokens[s + L - 1]:
                     g = at[c]
-            if g >= 0:
-                if glast[g] != d:
-                    glast[g] = d
-                    gdf[g] += 1
-                pos[i] = s
-                gid[i] = g
-                at[s] = g
-                prev = g
-                i += 1
-                continue
-            x = h[s]
-            k = np.int64(x & mask)
-            while True:
-                g = table[k]
-                if g == -1:
-                    g = ng
-                    ng += 1
-                    table[k] = g
-                    gpos[g] = s
-                    ghash[g] = x
-                    glast[g] = -1
-                    break
-                if ghash[g] == x and same_tokens(tokens, gpos[g], s, L):
-                    break
-                k = (k + 1) & np.int64(mask)
+            if g < 0:  # not the text after the previous group's: look it up
+                x = h[s]
+                k = np.int64(x & mask)
+                while True:
+                    g = table[k]
+                    if g == -1:
+                        g = ng
+                        ng += 1
+                        table[k] = g
+                        gpos[g] = s
+                        ghash[g] = x
+                        glast[g] = -1
+                        break
+                    if ghash[g] == x and same_tokens(tokens, gpos[g], s, L):
+                        break
+                    k = (k + 1) & np.int64(mask)
             if glast[g] != d:
                 glast[g] = d
                 gdf[g] += 1

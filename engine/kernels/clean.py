@@ -5,33 +5,12 @@ import numpy as np
 from numba import njit
 
 from ..config import NJIT
+from .hashing import POLY, poly_hash, poly_power
 from .templates import SLOT
 
 
-#: Multiplier of the polynomial rolling hash of an L-token window (odd, 64-bit).
-ROLL_BASE = np.uint64(0x9E3779B97F4A7C15)
 #: Multiplier that spreads a window hash over the filter's bits.
 FILTER_MIX = np.uint64(0xBF58476D1CE4E5B9)
-
-
-@njit(**NJIT)
-def _roll_power(L):
-    """ROLL_BASE ** (L - 1) modulo 2 ** 64."""
-    out = np.uint64(1)
-    for _ in range(L - 1):
-        out = out * ROLL_BASE
-    return out
-
-
-@njit(**NJIT)
-def _hash_window(tokens, p, L):
-    """Polynomial hash of the L token ids from ``p``: sum of (t + 1) *
-    ROLL_BASE ** (L - 1 - k), modulo 2 ** 64 (the value the rolling scan
-    keeps up to date in O(1) per position)."""
-    h = np.uint64(0)
-    for k in range(L):
-        h = h * ROLL_BASE + np.uint64(np.uint32(tokens[p + k])) + np.uint64(1)
-    return h
 
 
 @njit(**NJIT)
@@ -39,7 +18,7 @@ def gram_hashes(grams, L):
     """Hash of each row of ``grams`` (an (m, L) int32 array)."""
     out = np.empty(grams.shape[0], np.uint64)
     for i in range(grams.shape[0]):
-        out[i] = _hash_window(grams[i], 0, L)
+        out[i] = poly_hash(grams[i], 0, L)
     return out
 
 
@@ -80,7 +59,7 @@ def _find_gram(tokens, p, L, h, sorted_hash, sorted_grams):
 def _roll(tokens, p, L, h, power):
     """The hash of the window at ``p`` from ``h``, the hash of the window at p - 1."""
     one = np.uint64(1)
-    return (h - (np.uint64(np.uint32(tokens[p - 1])) + one) * power) * ROLL_BASE \
+    return (h - (np.uint64(np.uint32(tokens[p - 1])) + one) * power) * POLY \
         + np.uint64(np.uint32(tokens[p + L - 1])) + one
 
 
@@ -166,13 +145,13 @@ def count_cut(tokens, doc_offsets, L, sorted_hash, sorted_grams, words, bits, gr
     last = np.zeros(n_owners, np.int64)
     if sorted_hash.shape[0] == 0:
         return counts
-    power = _roll_power(L)
+    power = poly_power(L)
     for d in range(doc_offsets.shape[0] - 1):
         s = doc_offsets[d]
         e = doc_offsets[d + 1]
         if e - s < L:
             continue
-        h = _hash_window(tokens, s, L)
+        h = poly_hash(tokens, s, L)
         cur = -1
         run_a = s
         run_b = s
