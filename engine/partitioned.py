@@ -1,0 +1,632 @@
+"""Step 4 of the Spark job, partitioned: exact mining of the maximal phrases
+across executors, no step holding more than its share of the repeated text.
+
+The functions here are the maps and per-partition reductions of that step,
+on Arrow batches and numpy arrays; :mod:`engine.spark` wires them with
+Spark's shuffles (and :func:`simulate` with in-process ones, for the tests
+that run without Spark).  They take the *segments* of step 3 (per document,
+the maximal runs of tokens under a window whose hash passed the frequent
+L-gram filter; every occurrence of every frequent phrase of length >= L lies
+inside one segment).
+
+Decomposition
+-------------
+A frequent phrase X (length >= L) has a first L-gram g(X), its *seed*; every
+occurrence of X starts at an occurrence of g(X).
+
+A. *Seeds, exactly* (map, shuffle by the L-gram's hash, reduce).  Every
+   window of a segment whose hash passes the filter is grouped by its exact
+   text (the map groups a batch's windows by token ids and sends one row per
+   distinct L-gram with its documents and positions; the reduce groups rows
+   by the L-gram's text).  Its df is counted exactly; the frequent ones give
+   the coverage mask (a token is covered when it lies in an occurrence of a
+   frequent L-gram: the definition's mask, since every frequent phrase of
+   length >= L is a union of frequent L-grams).  A frequent L-gram whose
+   occurrences all have the same left token inside their segment is *pruned*:
+   every phrase starting with it has the same occurrences shifted one token
+   left, so none is maximal (the local engine's left-neighbour prune, applied
+   to the seeds).  The others are the seeds.
+B. *Contexts* (join with the segments by document).  Seeds are dealt to P
+   parts by their hash; in each document, each seed occurrence at p asks for
+   the interval [p-1, p+C) of its segment (p-1 only inside the segment),
+   clipped to the segment; the intervals of one part in one segment are
+   merged.  A part's text is therefore disjoint pieces of real text, at most
+   its documents' segments, each piece marked *truncated* when it ends before
+   its segment does.
+C. *Mining a part* (reduce by part).  The part's intervals become a
+   pseudo-corpus: one pseudo-document per document, a separator token of its
+   own between two intervals, mined by the local engine
+   (:func:`engine.planner.mine_tokens`) with the same sigma and L.
+
+Why C is exact for the seeds of the part (sigma >= 2).  Every pseudo
+occurrence is a real occurrence in the same document (the intervals are
+disjoint real text, separators occur once), so a pseudo df never exceeds
+the real one.  Every real occurrence of a phrase Y of length <= C starting
+with one of the part's seeds is visible (its interval holds at least C tokens
+from p, or reaches the segment's end, and Y lies inside the segment), so for
+such Y the pseudo df is the real df.  A left extension a.Y that is frequent
+lies inside a segment, so its occurrences' left tokens are visible too: left
+maximality is decided exactly.  Right maximality of Y needs its extensions of
+length |Y| + 1: exact while |Y| < C.  So if no phrase of length >= C grows
+from the seed's occurrences, its answer is exact.  *Truncation test*: the
+engine's covered ranges are maximal and ordered, so when the DFS from an
+occurrence s reaches depth C some range holds [s, s + C); a seed with such an
+occurrence in a truncated interval is *flagged*, its answer dropped, and its
+occurrences go to the next round with C doubled (a flag caused by another
+seed's long phrase only costs a redo).  An interval that reaches its segment's
+end is never truncated, so the rounds end once C exceeds the longest segment;
+each round re-reads only the flagged seeds' occurrences.
+
+A reported maximal phrase belongs to the part's round when its occurrences
+are starts of the round's seeds (all of them are, or none: an occurrence at a
+seed start begins with that seed).  Its occurrences are the real ones, each
+once (the intervals are disjoint), with their documents' positions.
+
+Departures and limits
+---------------------
+* sigma 1 is not partitioned (its maximal phrases are whole documents, a
+  comparison of whole documents, not of seeds); :mod:`engine.spark` says so.
+* A part holds every occurrence of its seeds with C tokens each: a seed found
+  in most documents (a site-wide navigation bar) makes its part large.  The
+  part counts grow with the seed occurrences, so the *share* is bounded, but
+  one seed is not split.
+* Nested repeats (a run of k copies of one token) merge into one interval
+  per run and part: linear text, and the engine's own quadratic growth.
+
+Complexity: A is linear in the segments' windows (one sort per batch and per
+reduce partition); B linear in the seed occurrences times C; C the local
+engine's cost on each part's text; rounds at most log2(longest segment / C0)
++ 1, each on the flagged seeds only.
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .coverage import distinct_per_group
+
+log = logging.getLogger(__name__)
+
+#: The first round's context (tokens after a seed's start); doubled per round.
+FIRST_CONTEXT = 64
+#: Bloom filter hash functions (the filter holds the frequent L-grams' hashes).
+BLOOM_HASHES = 4
+
+_M32 = np.uint64(0xFFFFFFFF)
+
+
+# --------------------------------------------------------------------------
+# the frequent L-gram filter: a Bloom filter of the window hashes whose df
+# reached sigma (a superset: a false positive only adds text to the segments)
+
+def bloom_bits_for(n_frequent: int, max_bytes: int) -> int:
+    """Bits of the filter for ``n_frequent`` hashes: 16 per hash (a false
+    positive rate near 0.2% with 4 hash functions), a power of two, at
+    least 2^16 and at most ``max_bytes`` * 8: the driver's share, fixed
+    whatever the corpus (past it the rate rises; results are unchanged)."""
+    bits = 1 << 16
+    while bits < 16 * max(n_frequent, 1) and bits < max_bytes * 8:
+        bits <<= 1
+    return bits
+
+
+def _bloom_positions(h: np.ndarray, n_bits: int) -> np.ndarray:
+    """(BLOOM_HASHES, n) bit positions of each hash (double hashing)."""
+    h = np.asarray(h).view(np.uint64)
+    a = h & _M32
+    b = (h >> np.uint64(32)) | np.uint64(1)
+    mask = np.uint64(n_bits - 1)
+    with np.errstate(over="ignore"):
+        return np.stack([(a + np.uint64(i) * b) & mask for i in range(BLOOM_HASHES)])
+
+
+def bloom_words(h: np.ndarray, n_bits: int) -> tuple[np.ndarray, np.ndarray]:
+    """The filter's 64-bit words that ``h`` sets: (word index, bits), one row
+    per distinct word (the map side of building the filter)."""
+    pos = _bloom_positions(h, n_bits).ravel()
+    if pos.shape[0] == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    word = (pos >> np.uint64(6)).astype(np.int64)
+    bit = np.left_shift(np.uint64(1), pos & np.uint64(63))
+    order = np.argsort(word, kind="stable")
+    word, bit = word[order], bit[order]
+    first = np.flatnonzero(np.concatenate(([True], word[1:] != word[:-1])))
+    return word[first], np.bitwise_or.reduceat(bit, first).view(np.int64)
+
+
+def bloom_from_words(words: np.ndarray, bits: np.ndarray, n_bits: int) -> np.ndarray:
+    """The filter (uint64 words) from (word, bits) rows, OR-ed."""
+    out = np.zeros(n_bits // 64, np.uint64)
+    np.bitwise_or.at(out, np.asarray(words, np.int64), np.asarray(bits).view(np.uint64))
+    return out
+
+
+def bloom_has(bloom: np.ndarray, h: np.ndarray) -> np.ndarray:
+    """True where ``h`` may be in the filter (never False for a member)."""
+    n_bits = bloom.shape[0] * 64
+    pos = _bloom_positions(h, n_bits)
+    hit = np.ones(pos.shape[1], bool)
+    for row in pos:
+        hit &= (bloom[(row >> np.uint64(6)).astype(np.int64)] >> (row & np.uint64(63))) & np.uint64(1) == 1
+    return hit
+
+
+# --------------------------------------------------------------------------
+# the segments of a batch of documents (step 3's rows)
+
+@dataclass
+class SegmentTokens:
+    """A batch's segments, tokenized: ``ids`` (token ids into ``vocab``, the
+    segments concatenated), per segment its row in the batch (``doc``), its
+    first token's place in its document (``first``) and its slice of ``ids``
+    (``off``, len = segments + 1)."""
+    ids: np.ndarray
+    vocab: np.ndarray
+    doc: np.ndarray
+    first: np.ndarray
+    off: np.ndarray
+
+    @property
+    def length(self) -> np.ndarray:
+        return np.diff(self.off)
+
+
+def segment_tokens(segments: pa.Array, starts: pa.Array) -> SegmentTokens:
+    """Tokenize a batch's ``segments`` column (list of space-joined token
+    strings per document) with its ``starts`` (each segment's first token's
+    place in its document)."""
+    segments = segments.combine_chunks() if isinstance(segments, pa.ChunkedArray) else segments
+    starts = starts.combine_chunks() if isinstance(starts, pa.ChunkedArray) else starts
+    per_doc = pc.list_value_length(segments).fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+    flat = segments.flatten()
+    words = pc.split_pattern(flat, " ")
+    seg_len = pc.list_value_length(words).fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+    tok = words.flatten()
+    if len(tok):
+        enc = pc.dictionary_encode(tok)
+        ids = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+        vocab = np.asarray(enc.dictionary.to_pylist(), dtype=object)
+    else:
+        ids, vocab = np.zeros(0, np.int64), np.zeros(0, dtype=object)
+    off = np.zeros(seg_len.shape[0] + 1, np.int64)
+    np.cumsum(seg_len, out=off[1:])
+    return SegmentTokens(ids=ids, vocab=vocab, doc=np.repeat(np.arange(per_doc.shape[0]), per_doc),
+                         first=starts.flatten().to_numpy(zero_copy_only=False).astype(np.int64), off=off)
+
+
+def _lists(values: pa.Array, counts: np.ndarray, kind=pa.int64()) -> pa.Array:
+    offsets = np.zeros(counts.shape[0] + 1, np.int32 if counts.sum() < 2**31 else np.int64)
+    np.cumsum(counts, out=offsets[1:])
+    cls = pa.ListArray if offsets.dtype == np.int32 else pa.LargeListArray
+    return cls.from_arrays(pa.array(offsets), values)
+
+
+def _groups(keys: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """Sort rows by ``keys`` (the first the primary one); returns (order,
+    group id of each sorted row)."""
+    n = keys[0].shape[0]
+    if n == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    order = np.lexsort(keys[::-1])
+    new = np.zeros(n, bool)
+    new[0] = True
+    for k in keys:
+        s = k[order]
+        new[1:] |= s[1:] != s[:-1]
+    return order, np.cumsum(new) - 1
+
+
+# --------------------------------------------------------------------------
+# phase A: the seeds, exactly
+
+#: The rows phase A's map sends (one per distinct L-gram of a batch).
+WINDOW_ROWS = ("h long, lgram string, doc_id array<long>, pos array<long>, uniform boolean, "
+               "left string")
+#: The rows phase A's reduce gives (one per occurrence of a frequent L-gram).
+FREQUENT_ROWS = "doc_id long, pos long, h long, df long, seed boolean"
+
+
+def window_rows(batch: pa.RecordBatch, L: int, bloom: np.ndarray) -> pa.RecordBatch:
+    """Phase A's map: the windows of a batch's segments whose hash passes
+    the filter, one row per distinct L-gram: its hash, text, documents and
+    positions (a document may repeat), and whether every occurrence here has
+    the same left token inside its segment (``uniform``, that token in
+    ``left``)."""
+    from .spark import token_hashes, window_hashes
+    names = batch.schema.names
+    doc_ids = batch.column(names.index("doc_id")).to_numpy(zero_copy_only=False).astype(np.int64)
+    st = segment_tokens(batch.column(names.index("segments")), batch.column(names.index("starts")))
+    h, ws = window_hashes(token_hashes(st.vocab.tolist())[st.ids] if st.ids.shape[0] else
+                          np.zeros(0, np.uint64), st.off, L)
+    if h.shape[0]:
+        keep = bloom_has(bloom, h)
+        h, ws = h[keep], ws[keep]
+    if h.shape[0] == 0:
+        return _empty_window_rows()
+    seg = np.searchsorted(st.off, ws, side="right") - 1
+    pos = st.first[seg] + (ws - st.off[seg])
+    left = np.where(ws > st.off[seg], st.ids[np.maximum(ws - 1, 0)], -1)
+    cols = [h.view(np.int64)] + [st.ids[ws + j] for j in range(L)]
+    order, gid = _groups(cols)
+    n_groups = int(gid[-1]) + 1
+    h, ws, pos, left = h[order], ws[order], pos[order], left[order]
+    doc = doc_ids[st.doc[seg[order]]]
+    first = np.flatnonzero(np.concatenate(([True], gid[1:] != gid[:-1])))
+    counts = np.diff(np.append(first, gid.shape[0]))
+    lo = np.minimum.reduceat(left, first)
+    hi = np.maximum.reduceat(left, first)
+    uniform = (lo == hi) & (lo >= 0)
+    grams = st.vocab[np.stack([st.ids[ws[first] + j] for j in range(L)], axis=1)]
+    texts = [" ".join(g) for g in grams.tolist()]
+    left_text = np.where(uniform, st.vocab[np.maximum(lo, 0)] if st.vocab.shape[0] else None, None)
+    assert len(texts) == n_groups
+    return pa.RecordBatch.from_arrays(
+        [pa.array(h[first].view(np.int64)), pa.array(texts, pa.string()),
+         _lists(pa.array(doc), counts), _lists(pa.array(pos), counts), pa.array(uniform),
+         pa.array(left_text.tolist(), pa.string())],
+        names=["h", "lgram", "doc_id", "pos", "uniform", "left"])
+
+
+def _empty_window_rows() -> pa.RecordBatch:
+    return pa.RecordBatch.from_arrays(
+        [pa.array([], pa.int64()), pa.array([], pa.string()), pa.array([], pa.list_(pa.int64())),
+         pa.array([], pa.list_(pa.int64())), pa.array([], pa.bool_()), pa.array([], pa.string())],
+        names=["h", "lgram", "doc_id", "pos", "uniform", "left"])
+
+
+def frequent_rows(table: pa.Table | pa.RecordBatch, sigma: int) -> pa.RecordBatch:
+    """Phase A's reduce, on every row of some hashes (all rows of a hash in
+    one call): each occurrence of an L-gram found in >= sigma documents,
+    with its df and whether it is a seed (not pruned by a uniform left
+    token)."""
+    if isinstance(table, pa.RecordBatch):
+        table = pa.Table.from_batches([table])
+    table = table.combine_chunks()
+    if table.num_rows == 0:
+        return _empty_frequent_rows()
+    gram = pc.dictionary_encode(table.column("lgram")).combine_chunks().indices.to_numpy(
+        zero_copy_only=False).astype(np.int64)
+    n_gram = int(gram.max()) + 1
+    docs_col = table.column("doc_id").combine_chunks()
+    counts = pc.list_value_length(docs_col).to_numpy(zero_copy_only=False).astype(np.int64)
+    docs = docs_col.flatten().to_numpy(zero_copy_only=False).astype(np.int64)
+    pos = table.column("pos").combine_chunks().flatten().to_numpy(zero_copy_only=False).astype(np.int64)
+    g = np.repeat(gram, counts)
+    order, pair = _groups([g, docs])
+    first = np.concatenate(([True], pair[1:] != pair[:-1])) if pair.shape[0] else np.zeros(0, bool)
+    df = np.bincount(g[order][first], minlength=n_gram)
+    # a hash's L-gram is pruned when every row saw one left token, the same
+    left = pc.dictionary_encode(table.column("left")).combine_chunks().indices
+    left = np.asarray(left.fill_null(-1).to_numpy(zero_copy_only=False), np.int64)
+    left = np.where(table.column("uniform").to_numpy(zero_copy_only=False), left, -1)
+    lo = np.full(n_gram, np.iinfo(np.int64).max)
+    hi = np.full(n_gram, -2)
+    np.minimum.at(lo, gram, left)
+    np.maximum.at(hi, gram, left)
+    pruned = (lo == hi) & (lo >= 0)
+    hashes = np.zeros(n_gram, np.int64)
+    hashes[gram] = table.column("h").to_numpy()
+    keep = df[g] >= sigma
+    gk = g[keep]
+    return pa.RecordBatch.from_arrays(
+        [pa.array(docs[keep]), pa.array(pos[keep]), pa.array(hashes[gk]), pa.array(df[gk].astype(np.int64)),
+         pa.array(~pruned[gk])], names=["doc_id", "pos", "h", "df", "seed"])
+
+
+def _empty_frequent_rows() -> pa.RecordBatch:
+    return pa.RecordBatch.from_arrays(
+        [pa.array([], pa.int64()) for _ in range(4)] + [pa.array([], pa.bool_())],
+        names=["doc_id", "pos", "h", "df", "seed"])
+
+
+def covered_tokens(doc: np.ndarray, pos: np.ndarray, L: int) -> tuple[np.ndarray, np.ndarray]:
+    """Covered tokens per document from its frequent L-gram starts (the union
+    of [pos, pos + L)): (documents, covered)."""
+    if doc.shape[0] == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    order = np.lexsort((pos, doc))
+    doc, pos = doc[order], pos[order]
+    nxt = np.empty_like(pos)
+    nxt[:-1] = pos[1:]
+    last = np.ones(doc.shape[0], bool)
+    last[:-1] = doc[1:] != doc[:-1]
+    step = np.where(last, L, np.minimum(nxt - pos, L))
+    first = np.flatnonzero(np.concatenate(([True], doc[1:] != doc[:-1])))
+    return doc[first], np.add.reduceat(step, first)
+
+
+# --------------------------------------------------------------------------
+# phase B: the seeds' contexts
+
+#: Phase B's rows: one interval of a part's text in one document.
+INTERVAL_ROWS = ("part long, doc_id long, site string, istart long, text string, truncated boolean, "
+                 "seed_h array<long>, seed_pos array<long>")
+
+
+def part_of(h: np.ndarray, parts: int) -> np.ndarray:
+    """The part of each seed hash."""
+    return (np.asarray(h).view(np.uint64) % np.uint64(parts)).astype(np.int64)
+
+
+def interval_rows(batch: pa.RecordBatch, context: int, parts: int) -> pa.RecordBatch:
+    """Phase B: a batch of documents with their segments and seed
+    occurrences (``seeds``: list of struct h, pos) -> the merged intervals
+    of each part (:data:`INTERVAL_ROWS`)."""
+    names = batch.schema.names
+    doc_ids = batch.column(names.index("doc_id")).to_numpy(zero_copy_only=False).astype(np.int64)
+    sites = batch.column(names.index("site")).to_pylist()
+    st = segment_tokens(batch.column(names.index("segments")), batch.column(names.index("starts")))
+    seeds = batch.column(names.index("seeds"))
+    per_doc = pc.list_value_length(seeds).fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+    flat = seeds.flatten()
+    sh = flat.field("h").to_numpy(zero_copy_only=False).astype(np.int64)
+    sp = flat.field("pos").to_numpy(zero_copy_only=False).astype(np.int64)
+    if sh.shape[0] == 0:
+        return _empty_interval_rows()
+    row = np.repeat(np.arange(per_doc.shape[0]), per_doc)
+    part = part_of(sh, parts)
+    # the segment holding each seed start
+    big = np.int64(1) << np.int64(40)
+    seg_key = st.doc * big + st.first
+    seg = np.searchsorted(seg_key, row * big + sp, side="right") - 1
+    s_first, s_end = st.first[seg], st.first[seg] + st.length[seg]
+    if np.any(seg < 0) or np.any(st.doc[seg] != row) or np.any(sp + 1 > s_end):
+        raise ValueError("a seed start outside its document's segments")
+    lo = np.maximum(s_first, sp - 1)
+    hi = np.minimum(s_end, sp + context)
+    order = np.lexsort((lo, seg, part))
+    part, seg, lo, hi, sh, sp = part[order], seg[order], lo[order], hi[order], sh[order], sp[order]
+    # merge the overlapping intervals of one (part, segment)
+    new_grp = np.concatenate(([True], (part[1:] != part[:-1]) | (seg[1:] != seg[:-1])))
+    grp_id = np.cumsum(new_grp) - 1
+    hi_run = np.maximum.accumulate(grp_id * (big << np.int64(2)) + hi) - grp_id * (big << np.int64(2))
+    new = new_grp.copy()
+    new[1:] |= lo[1:] > hi_run[:-1]
+    first = np.flatnonzero(new)
+    iv = np.cumsum(new) - 1
+    i_lo = lo[first]
+    i_hi = np.maximum.reduceat(hi, first)
+    i_seg = seg[first]
+    counts = np.bincount(iv, minlength=first.shape[0])
+    seg_end = st.first[i_seg] + st.length[i_seg]
+    a = st.off[i_seg] + (i_lo - st.first[i_seg])
+    b = st.off[i_seg] + (i_hi - st.first[i_seg])
+    words = st.vocab[st.ids]
+    texts = [" ".join(words[x:y].tolist()) for x, y in zip(a.tolist(), b.tolist())]
+    i_row = st.doc[i_seg]
+    return pa.RecordBatch.from_arrays(
+        [pa.array(part[first]), pa.array(doc_ids[i_row]), pa.array([sites[r] for r in i_row.tolist()], pa.string()),
+         pa.array(i_lo), pa.array(texts, pa.string()), pa.array(i_hi < seg_end),
+         _lists(pa.array(sh), counts), _lists(pa.array(sp), counts)],
+        names=["part", "doc_id", "site", "istart", "text", "truncated", "seed_h", "seed_pos"])
+
+
+def _empty_interval_rows() -> pa.RecordBatch:
+    return pa.RecordBatch.from_arrays(
+        [pa.array([], pa.int64()), pa.array([], pa.int64()), pa.array([], pa.string()), pa.array([], pa.int64()),
+         pa.array([], pa.string()), pa.array([], pa.bool_()), pa.array([], pa.list_(pa.int64())),
+         pa.array([], pa.list_(pa.int64()))],
+        names=["part", "doc_id", "site", "istart", "text", "truncated", "seed_h", "seed_pos"])
+
+
+# --------------------------------------------------------------------------
+# phase C: mining a part
+
+#: Phase C's rows: a maximal phrase (kind 0: its text, figures, occurrences)
+#: or an occurrence of a flagged seed, for the next round (kind 1).
+PART_ROWS = ("kind int, phrase string, length int, df long, occurrences long, sites long, psi long, "
+             "occ_doc array<long>, occ_pos array<long>, h long, doc_id long, pos long")
+
+
+def mine_part(table: pa.Table | pa.RecordBatch, sigma: int, L: int, context: int,
+              workers: int = 1) -> pa.RecordBatch:
+    """Phase C on every interval of some parts (all rows of a part in one
+    call): the maximal phrases whose seeds these are and whose answer is
+    exact at this context, and the occurrences of the seeds flagged for the
+    next round."""
+    if isinstance(table, pa.RecordBatch):
+        table = pa.Table.from_batches([table])
+    out = []
+    if table.num_rows:
+        parts = table.column("part").to_numpy()
+        for p in np.unique(parts).tolist():
+            out.append(_mine_one_part(table.filter(pc.equal(table.column("part"), p)), sigma, L, context,
+                                      workers))
+    if not out:
+        return _empty_part_rows()
+    return pa.Table.from_batches(out).combine_chunks().to_batches()[0] if len(out) > 1 else out[0]
+
+
+def _mine_one_part(table: pa.Table, sigma: int, L: int, context: int, workers: int) -> pa.RecordBatch:
+    from .planner import mine_tokens
+    table = table.sort_by([("doc_id", "ascending"), ("istart", "ascending")]).combine_chunks()
+    n_rows = table.num_rows
+    doc_id = table.column("doc_id").to_numpy().astype(np.int64)
+    istart = table.column("istart").to_numpy().astype(np.int64)
+    truncated = table.column("truncated").to_numpy(zero_copy_only=False).astype(bool)
+    words = pc.split_pattern(table.column("text").combine_chunks(), " ")
+    row_len = pc.list_value_length(words).to_numpy(zero_copy_only=False).astype(np.int64)
+    enc = pc.dictionary_encode(words.flatten())
+    ids = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    vocab = np.asarray(enc.dictionary.to_pylist(), dtype=object)
+    V = vocab.shape[0]
+    # pseudo-documents: a document's intervals, a separator of its own between two
+    first_of_doc = np.concatenate(([True], doc_id[1:] != doc_id[:-1]))
+    sep_before = ~first_of_doc
+    n_sep = int(sep_before.sum())
+    total = row_len + sep_before
+    row_at = np.zeros(n_rows + 1, np.int64)
+    np.cumsum(total, out=row_at[1:])
+    tok_start = row_at[:-1] + sep_before                 # each interval's first token
+    tokens = np.empty(int(row_at[-1]), np.int64)
+    tokens[row_at[:-1][sep_before]] = V + np.arange(n_sep)
+    within = np.full(tokens.shape[0], -1, np.int64)      # the token's place in its document
+    inner = np.arange(ids.shape[0]) - np.repeat(np.cumsum(row_len) - row_len, row_len)
+    at = np.repeat(tok_start, row_len) + inner
+    tokens[at] = ids
+    within[at] = np.repeat(istart, row_len) + inner
+    pdoc = np.cumsum(first_of_doc) - 1                  # pseudo-document of each row
+    n_docs = int(pdoc[-1]) + 1
+    doc_tokens = np.bincount(pdoc, weights=total, minlength=n_docs).astype(np.int64)
+    offsets = np.zeros(n_docs + 1, np.int64)
+    np.cumsum(doc_tokens, out=offsets[1:])
+    pdoc_ids = doc_id[first_of_doc]
+    sites = table.column("site").to_pylist()
+    pdoc_sites = [sites[i] for i in np.flatnonzero(first_of_doc).tolist()]
+    res = mine_tokens(tokens.astype(np.int32), offsets, V + n_sep, sigma, L, algo="bloomspan", workers=workers)
+    # the seeds' starts, and each start's seed (its exact L-gram)
+    seed_counts = pc.list_value_length(table.column("seed_pos").combine_chunks()).to_numpy(
+        zero_copy_only=False).astype(np.int64)
+    s_pos = table.column("seed_pos").combine_chunks().flatten().to_numpy(zero_copy_only=False).astype(np.int64)
+    s_h = table.column("seed_h").combine_chunks().flatten().to_numpy(zero_copy_only=False).astype(np.int64)
+    s_row = np.repeat(np.arange(n_rows), seed_counts)
+    start = tok_start[s_row] + (s_pos - istart[s_row])
+    order, seed = _groups([tokens[start + j] for j in range(L)])
+    seed_of = np.empty_like(seed)
+    seed_of[order] = seed
+    n_seeds = int(seed.max()) + 1 if seed.shape[0] else 0
+    # truncation: a range holding [s, s + C) from a start in a truncated interval
+    rng_pos = np.asarray(res.rng_pos, np.int64)
+    rng_end = rng_pos + np.asarray(res.rng_len, np.int64)
+    j = np.searchsorted(rng_pos, start, side="right") - 1
+    reach = np.where(j >= 0, rng_end[np.maximum(j, 0)], -1) >= start + context
+    flag = truncated[s_row] & reach
+    flagged = np.zeros(n_seeds, bool)
+    flagged[seed_of[flag]] = True
+    is_start = np.full(tokens.shape[0], -1, np.int64)
+    is_start[start] = seed_of
+    # the maximal phrases of this round's unflagged seeds
+    occ_node = np.asarray(res.occ_node, np.int64)
+    occ_pos = np.asarray(res.occ_pos, np.int64)
+    occ_doc = np.asarray(res.occ_doc, np.int64)
+    node_max = np.asarray(res.node_max).astype(bool)
+    rows_out = {k: [] for k in ("phrase", "length", "df", "occurrences", "sites", "psi")}
+    occ_lists_doc, occ_lists_pos, occ_counts = [], [], []
+    if occ_node.shape[0]:
+        bounds = np.flatnonzero(np.concatenate(([True], occ_node[1:] != occ_node[:-1])))
+        ends = np.append(bounds[1:], occ_node.shape[0])
+        nodes = occ_node[bounds]
+        seed_hit = np.maximum.reduceat(is_start[occ_pos], bounds)
+        seed_low = np.minimum.reduceat(is_start[occ_pos], bounds)
+        ok = node_max[nodes] & (seed_hit >= 0)
+        if np.any(ok & (seed_low < 0)):
+            raise AssertionError("a maximal phrase with occurrences outside its seed's starts")
+        ok &= ~flagged[np.maximum(seed_hit, 0)]
+        codes = pl.Series(pdoc_sites, dtype=pl.String).cast(pl.Categorical).to_physical().to_numpy().astype(np.int64)
+        n_sites = int(codes.max()) + 1 if codes.shape[0] else 1
+        site_counts = distinct_per_group(bounds.astype(np.int64), ends.astype(np.int64),
+                                         codes[occ_doc], max(n_sites, 1))
+        node_rep = np.asarray(res.node_rep, np.int64)
+        node_len = np.asarray(res.node_len, np.int64)
+        node_df = np.asarray(res.node_df, np.int64)
+        for k in np.flatnonzero(ok).tolist():
+            n = int(nodes[k])
+            a, b = int(bounds[k]), int(ends[k])
+            r, m = int(node_rep[n]), int(node_len[n])
+            rows_out["phrase"].append(" ".join(vocab[tokens[r:r + m]].tolist()))
+            rows_out["length"].append(m)
+            rows_out["df"].append(int(node_df[n]))
+            rows_out["occurrences"].append(b - a)
+            rows_out["sites"].append(int(site_counts[k]))
+            rows_out["psi"].append(m * int(node_df[n]))
+            occ_lists_doc.append(pdoc_ids[occ_doc[a:b]])
+            occ_lists_pos.append(within[occ_pos[a:b]])
+            occ_counts.append(b - a)
+    n_ph = len(rows_out["phrase"])
+    redo = np.flatnonzero(flagged[seed_of])
+    n = n_ph + redo.shape[0]
+    kind = np.concatenate((np.zeros(n_ph, np.int32), np.ones(redo.shape[0], np.int32)))
+    counts = np.concatenate((np.asarray(occ_counts, np.int64), np.zeros(redo.shape[0], np.int64)))
+    odoc = np.concatenate(occ_lists_doc) if occ_lists_doc else np.zeros(0, np.int64)
+    opos = np.concatenate(occ_lists_pos) if occ_lists_pos else np.zeros(0, np.int64)
+
+    def col(values, kind_):
+        return pa.array(list(values) + [None] * redo.shape[0], kind_)
+
+    def tail(values):
+        return pa.array([None] * n_ph + values.tolist(), pa.int64())
+    log.debug("part: %d intervals, %d tokens, %d phrases, %d seeds flagged", n_rows, tokens.shape[0], n_ph,
+              int(flagged.sum()))
+    return pa.RecordBatch.from_arrays(
+        [pa.array(kind), col(rows_out["phrase"], pa.string()), col(rows_out["length"], pa.int32()),
+         col(rows_out["df"], pa.int64()), col(rows_out["occurrences"], pa.int64()),
+         col(rows_out["sites"], pa.int64()), col(rows_out["psi"], pa.int64()),
+         _lists(pa.array(odoc, pa.int64()), counts), _lists(pa.array(opos, pa.int64()), counts),
+         tail(s_h[redo]), tail(doc_id[s_row[redo]]), tail(s_pos[redo])],
+        names=["kind", "phrase", "length", "df", "occurrences", "sites", "psi", "occ_doc", "occ_pos",
+               "h", "doc_id", "pos"])
+
+
+def _empty_part_rows() -> pa.RecordBatch:
+    i64 = pa.int64()
+    return pa.RecordBatch.from_arrays(
+        [pa.array([], pa.int32()), pa.array([], pa.string()), pa.array([], pa.int32())]
+        + [pa.array([], i64) for _ in range(4)] + [pa.array([], pa.list_(i64)), pa.array([], pa.list_(i64))]
+        + [pa.array([], i64) for _ in range(3)],
+        names=["kind", "phrase", "length", "df", "occurrences", "sites", "psi", "occ_doc", "occ_pos",
+               "h", "doc_id", "pos"])
+
+
+# --------------------------------------------------------------------------
+# the same job in one process (the tests' stand-in for Spark's shuffles)
+
+def _by_hash(table: pa.Table, column: str, parts: int) -> list[pa.Table]:
+    key = part_of(table.column(column).to_numpy(), parts) if table.num_rows else np.zeros(0, np.int64)
+    return [table.filter(pa.array(key == p)) for p in range(parts)]
+
+
+def simulate(texts: list[str], sigma: int, L: int, parts: int = 3, batches: int = 2,
+             context: int = FIRST_CONTEXT, bloom_bytes: int = 1 << 20, sites: list | None = None):
+    """Run steps 2-4 on ``texts`` (documents 0, 1, ..., each on its site of
+    ``sites``, default ``unknown``) in this process, partitioned as on Spark
+    (``batches`` input batches, ``parts`` shuffle partitions, the first round
+    at ``context``).  Returns (phrases frame as phrases.parquet without
+    block_id, covered tokens per document, rounds)."""
+    from .spark import count_windows, segments
+    if sigma < 2:
+        raise ValueError("the partitioned step needs sigma >= 2")
+    n = len(texts)
+    cuts = np.linspace(0, n, batches + 1).astype(int)
+    sites = sites or [None] * n
+    docs = [pa.RecordBatch.from_arrays([pa.array(np.arange(a, b, dtype=np.int64)), pa.array(texts[a:b], pa.string()),
+                                        pa.array(sites[a:b], pa.string())],
+                                       names=["doc_id", "text", "site"]) for a, b in zip(cuts[:-1], cuts[1:])]
+    counted = pa.Table.from_batches(list(count_windows(iter(docs), L)), schema=pa.schema(
+        [("h", pa.int64()), ("n", pa.int64())]))
+    summed = counted.group_by("h").aggregate([("n", "sum")])
+    F = np.sort(summed.filter(pc.greater_equal(summed.column("n_sum"), sigma)).column("h").to_numpy()
+                .view(np.uint64))
+    n_bits = bloom_bits_for(F.shape[0], bloom_bytes)
+    w, b = bloom_words(F.view(np.int64), n_bits)
+    bloom = bloom_from_words(w, b, n_bits)
+    seg = [next(segments(iter([d]), L, F)) for d in docs]
+    # phase A
+    rows = pa.Table.from_batches([window_rows(s, L, bloom) for s in seg], schema=_empty_window_rows().schema)
+    freq = pa.Table.from_batches([frequent_rows(t, sigma) for t in _by_hash(rows, "h", parts)],
+                                 schema=_empty_frequent_rows().schema)
+    cdoc, ccov = covered_tokens(freq.column("doc_id").to_numpy(), freq.column("pos").to_numpy(), L)
+    covered = np.zeros(n, np.int64)
+    covered[cdoc] = ccov
+    seeds = freq.filter(freq.column("seed")).select(["h", "doc_id", "pos"])
+    segs = pa.Table.from_batches(seg).select(["doc_id", "site", "segments", "starts"])
+    found, rounds = [], 0
+    while seeds.num_rows:
+        rounds += 1
+        pl_seeds = pl.from_arrow(seeds).group_by("doc_id").agg(pl.struct("h", "pos").alias("seeds"))
+        joined = pl.from_arrow(segs).join(pl_seeds, on="doc_id", how="inner").to_arrow()
+        iv = pa.Table.from_batches([interval_rows(b, context, parts) for b in joined.to_batches()],
+                                   schema=_empty_interval_rows().schema)
+        out = pa.Table.from_batches([mine_part(t, sigma, L, context) for t in _by_hash(iv, "part", parts)
+                                     if t.num_rows], schema=_empty_part_rows().schema)
+        found.append(out.filter(pc.equal(out.column("kind"), 0)))
+        seeds = out.filter(pc.equal(out.column("kind"), 1)).select(["h", "doc_id", "pos"])
+        context *= 2
+    phrases = pl.from_arrow(pa.concat_tables(found)) if found else pl.from_arrow(_empty_part_rows())
+    phrases = (phrases.select("phrase", "length", "df", "occurrences", "sites", "psi")
+               .sort(["psi", "length", "phrase"], descending=[True, True, False]))
+    return phrases, covered, rounds

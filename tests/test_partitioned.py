@@ -1,0 +1,102 @@
+"""The Spark job's partitioned step 4 (engine/partitioned.py), run in one
+process with the same maps and reductions (``simulate``): the brute-force
+oracle on small alphabets with several partition counts, first contexts and
+input batches; skewed parts; more parts than seeds; the local engine's
+phrases on real text.  The Spark wiring is tested in tests/test_spark.py."""
+import os
+
+import numpy as np
+import polars as pl
+import pyarrow.parquet as pq
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from engine.api import mine
+from engine.partitioned import (bloom_bits_for, bloom_from_words, bloom_has, bloom_words, covered_tokens,
+                                simulate)
+from tests import naive
+from tests.support import ROOT
+
+corpus = st.lists(st.lists(st.sampled_from("abc"), max_size=16), min_size=1, max_size=12)
+
+
+def answer(docs, sigma, L, **kw):
+    phrases, covered, rounds = simulate([" ".join(d) for d in docs], sigma, L, **kw)
+    got = {tuple(p.split(" ")): (d, o) for p, d, o in phrases.select("phrase", "df", "occurrences").rows()}
+    return got, covered.tolist(), rounds
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@given(docs=corpus, sigma=st.integers(2, 4), L=st.integers(2, 4), parts=st.integers(1, 6),
+       batches=st.integers(1, 3), extra=st.integers(1, 5))
+def test_partitioned_equals_the_definition(docs, sigma, L, parts, batches, extra):
+    got, covered, _ = answer(docs, sigma, L, parts=parts, batches=batches, context=L + extra)
+    want, want_covered, _ = naive.mine(docs, sigma, L)
+    assert got == want
+    assert covered == want_covered
+
+
+def test_long_phrases_take_rounds_and_stay_exact():
+    # a 60-token block in 5 documents with varied fronts and tails: the seed at
+    # its start grows past every context until it is doubled past 60
+    block = [f"w{i}" for i in range(60)]
+    docs = [[f"x{k}", f"y{k}"] + block + [f"z{k}"] for k in range(5)] + [block[:30], block[10:50]]
+    got, covered, rounds = answer(docs, 3, 4, parts=3, context=5)
+    want, want_covered, _ = naive.mine(docs, 3, 4)
+    assert got == want and covered == want_covered
+    assert rounds >= 4  # 5 -> 10 -> 20 -> 40 -> 80
+
+
+def test_skewed_parts_and_more_parts_than_seeds():
+    # one site's template in most documents, a little prose elsewhere: one
+    # seed holds most occurrences; and 64 parts for a handful of seeds
+    tpl = "home products about us contact cookie policy accept all".split()
+    docs = [tpl + [f"d{k}", "x"] + tpl[:5] for k in range(40)] + [["a", "b", "c", "d"], ["a", "b", "c", "d"]]
+    want, want_covered, _ = naive.mine(docs, 2, 3)
+    for parts in (1, 2, 64):
+        got, covered, _ = answer(docs, 2, 3, parts=parts, batches=3, context=4)
+        assert got == want and covered == want_covered
+
+
+def test_runs_of_one_token():
+    docs = [["0"] * 40, ["0"] * 25 + ["1"] + ["0"] * 9, ["1", "0", "0", "0"]]
+    want, want_covered, _ = naive.mine(docs, 2, 2)
+    got, covered, _ = answer(docs, 2, 2, parts=2, context=3)
+    assert got == want and covered == want_covered
+
+
+def test_partitioned_gives_the_local_phrases_on_real_text(tmp_path):
+    # the demo snapshot: every column of phrases.parquet but block_id, and
+    # each document's covered tokens
+    table = pq.read_table(os.path.join(ROOT, "data", "demo.parquet")).slice(0, 800)
+    pq.write_table(table, tmp_path / "in.parquet")
+    mine(str(tmp_path / "in.parquet"), 5, 8, db=str(tmp_path / "x.duckdb"), out=str(tmp_path / "local"))
+    local = pl.read_parquet(tmp_path / "local" / "phrases.parquet").drop("block_id")
+    docs = pl.read_parquet(tmp_path / "local" / "documents.parquet")
+    texts = [t or "" for t in table.column("text").to_pylist()]
+    sites = docs.sort("doc_id")["site"].to_list()
+    phrases, covered, rounds = simulate(texts, 5, 8, parts=4, batches=3, context=16, sites=sites)
+    assert local.height > 50 and rounds >= 2
+    assert phrases.equals(local)
+    assert covered.tolist() == docs["covered_tokens"].to_list()
+
+
+def test_bloom_filter_and_coverage_helpers():
+    rng = np.random.default_rng(3)
+    h = rng.integers(-2**63, 2**63 - 1, 5000, dtype=np.int64)
+    n_bits = bloom_bits_for(h.shape[0], 1 << 20)
+    assert n_bits == 1 << 17 and bloom_bits_for(10**9, 1 << 10) == 1 << 16
+    words, bits = bloom_words(h[:2500], n_bits)
+    w2, b2 = bloom_words(h[2500:], n_bits)
+    bloom = bloom_from_words(np.concatenate((words, w2)), np.concatenate((bits, b2)), n_bits)
+    assert bloom_has(bloom, h).all()  # never a false negative
+    others = rng.integers(-2**63, 2**63 - 1, 20000, dtype=np.int64)
+    assert bloom_has(bloom, others).mean() < 0.02
+    doc, cov = covered_tokens(np.array([1, 0, 1, 1]), np.array([0, 5, 2, 9]), 3)
+    assert doc.tolist() == [0, 1] and cov.tolist() == [3, 8]  # [0,5) and [9,12)
+
+
+def test_sigma_one_is_refused():
+    with pytest.raises(ValueError, match="sigma >= 2"):
+        simulate(["a b c"], 1, 2)
