@@ -106,6 +106,13 @@ def build_parser() -> argparse.ArgumentParser:
                         "and a snapshot file or shards; 'make install-spark')")
     m.add_argument("--master", default=None,
                    help="with --engine spark: the Spark master URL (default: the one spark-submit gives, else local[*])")
+    m.add_argument("--partitioned", action="store_true",
+                   help="with --engine spark: mine the repeated text on the executors, nothing on the driver "
+                        "growing with the corpus (result files without block_id; not yet with --db)")
+    m.add_argument("--parts", type=_positive_int, default=None,
+                   help="with --partitioned: the parts the seeds are dealt to (default: from their occurrences)")
+    m.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
+                   help="with --engine spark: a Spark setting, e.g. spark.driver.memory=4g (repeatable)")
     m.add_argument("--quiet", action="store_true", help="no progress bars")
 
     r = sub.add_parser("runs", help="list the stored runs, or delete one")
@@ -212,9 +219,18 @@ def _mine_spark(args) -> int:
         raise BoilerscopeError("--templates runs on the local engine only; drop --engine spark")
     if args.algo not in ("auto", "bloomspan"):
         raise BoilerscopeError(f"--engine spark mines with bloomspan over the segments; drop --algo {args.algo}")
+    conf = {}
+    for item in args.conf:
+        key, eq, value = item.partition("=")
+        if not eq or not key.strip() or not value.strip():
+            raise BoilerscopeError(f"--conf {item}: give KEY=VALUE, e.g. --conf spark.driver.memory=4g")
+        conf[key.strip()] = value.strip()
+    if args.parts is not None and not args.partitioned:
+        raise BoilerscopeError("--parts is for --partitioned; add --partitioned or drop --parts")
     with StderrBars(args.quiet) as progress:
         s = mine_spark(args.source, args.sigma, args.min_len, args.out, master=args.master,
-                       progress=progress, db=args.db)
+                       progress=progress, db=args.db, partitioned=args.partitioned, parts=args.parts,
+                       conf=conf)
     print(f"spark ({s.master}): {s.phrases} phrases, {s.covered_tokens} of {s.tokens} tokens covered "
           f"({100 * s.coverage:.2f}%), sigma {s.sigma}, L {s.min_len}, {s.seconds['total']:.2f} s")
     if args.db is not None:
@@ -236,8 +252,10 @@ def _cmd_mine(args) -> int:
     from .api import mine
     if args.engine == "spark":
         return _mine_spark(args)
-    if args.master:
-        raise BoilerscopeError("--master is for --engine spark")
+    for flag, given in (("--master", args.master), ("--partitioned", args.partitioned), ("--parts", args.parts),
+                        ("--conf", args.conf)):
+        if given:
+            raise BoilerscopeError(f"{flag} is for --engine spark")
     with StderrBars(args.quiet) as progress:
         run = mine(args.source, sigma=args.sigma, min_len=args.min_len, algo=args.algo,
                    db=args.db, out=args.out, snapshot=args.snapshot,

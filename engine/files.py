@@ -183,7 +183,10 @@ class ResultSet:
         try:
             os.mkdir(self.new)
             for name, frame in frames.items():
-                frame.write_parquet(os.path.join(self.new, name), compression="zstd", statistics=True)
+                if callable(frame):  # a writer of its own (Spark's executors write a folder of parts)
+                    frame(os.path.join(self.new, name))
+                else:
+                    frame.write_parquet(os.path.join(self.new, name), compression="zstd", statistics=True)
             with open(os.path.join(self.new, summary_name), "w", encoding="utf-8") as fh:
                 json.dump(summary, fh, indent=2, sort_keys=True)
                 fh.write("\n")

@@ -164,16 +164,22 @@ def count_windows(batches, L: int):
                                          names=["h", "n"])
 
 
-def segments(batches, L: int, frequent):
+def segments(batches, L: int, frequent, bloom: bool = False):
     """Step 3's map: per document its id, site, url, token count and
-    segments (the tokens of each, joined by spaces)."""
+    segments (the tokens of each, joined by spaces).  ``frequent``: the
+    sorted frequent window hashes, or with ``bloom`` a Bloom filter of them
+    (:func:`engine.partitioned.bloom_has`); either may be a broadcast."""
+    from .partitioned import bloom_has
     F = frequent.value if hasattr(frequent, "value") else frequent  # a broadcast: read once per partition
     for b in batches:
         doc_id, text, sites, urls = _normalize(b)
         tk = _tokenize(text)
         h, starts = window_hashes(token_hashes(tk.vocab)[tk.tokens], tk.doc_offsets, L)
         n = tk.tokens.shape[0]
-        hit = starts[np.isin(h, F)] if h.shape[0] else starts
+        if h.shape[0]:
+            hit = starts[bloom_has(F, h) if bloom else np.isin(h, F)]
+        else:
+            hit = starts
         delta = np.zeros(n + 1, np.int64)
         np.add.at(delta, hit, 1)
         np.add.at(delta, hit + L, -1)
@@ -198,7 +204,7 @@ def segments(batches, L: int, frequent):
             names=["doc_id", "site", "url", "n_tokens", "segments", "starts"])
 
 
-def session(master: str | None = None):
+def session(master: str | None = None, conf: dict | None = None):
     """A SparkSession on ``master``; ``None``: the master spark-submit gave
     (a driver started by spark-submit has its gateway in the environment),
     else local mode on every core.  In local mode the workers run this Python."""
@@ -222,12 +228,14 @@ def session(master: str | None = None):
     sys.stderr.flush()
     os.dup2(fd, 2)
     try:
-        spark = (builder.appName("boilerscope")
-                 .config("spark.ui.enabled", "false")
-                 .config("spark.ui.showConsoleProgress", "false")
-                 .config("spark.sql.shuffle.partitions", "8")
-                 .config("spark.sql.execution.arrow.pyspark.enabled", "true")
-                 .getOrCreate())
+        builder = (builder.appName("boilerscope")
+                   .config("spark.ui.enabled", "false")
+                   .config("spark.ui.showConsoleProgress", "false")
+                   .config("spark.sql.shuffle.partitions", "8")
+                   .config("spark.sql.execution.arrow.pyspark.enabled", "true"))
+        for key, value in (conf or {}).items():  # before the JVM starts: spark.driver.memory too
+            builder = builder.config(key, value)
+        spark = builder.getOrCreate()
     except Exception as exc:  # the JVM did not start: Java missing, bad master
         raise BoilerscopeError(f"Spark did not start ({first_line(exc)}); check Java 17 "
                                f"('make install-spark') and {{master}}; Spark's log: {log_path}", "master") from None
@@ -453,25 +461,175 @@ def read_documents(spark, source: str, paths: list[str], offsets: dict):
     return df.select(*[F.col(c).cast("long") if c == "doc_id" else F.col(c).cast("string") for c in keep])
 
 
+def _one_table(batches) -> pa.Table | None:
+    """Every batch of a partition as one table (a reduction needs them all)."""
+    batches = [b for b in batches if b.num_rows]
+    return pa.Table.from_batches(batches) if batches else None
+
+
+def _chunks(batch: pa.RecordBatch, rows: int = 65536):
+    """A reduction's output in batches of at most ``rows`` rows."""
+    if batch.num_rows <= rows:
+        yield batch
+    else:
+        yield from pa.Table.from_batches([batch]).to_batches(max_chunksize=rows)
+
+
+def reduce_frequent(batches, sigma: int):
+    """Phase A's reduce over one partition (every row of its hashes)."""
+    from .partitioned import frequent_rows
+    table = _one_table(batches)
+    if table is not None:
+        yield from _chunks(frequent_rows(table, sigma))
+
+
+def reduce_parts(batches, sigma: int, L: int, context: int):
+    """Phase C over one partition (every interval of its parts)."""
+    from .partitioned import mine_part
+    table = _one_table(batches)
+    if table is not None:
+        yield from _chunks(mine_part(table, sigma, L, context))
+
+
+def bloom_map(batches, n_bits: int):
+    """The filter's words set by a partition of frequent hashes."""
+    from .partitioned import bloom_words
+    for b in batches:
+        w, bits = bloom_words(b.column(0).to_numpy(zero_copy_only=False), n_bits)
+        yield pa.RecordBatch.from_arrays([pa.array(w), pa.array(bits)], names=["w", "bits"])
+
+
+def sites_of_group(table: pa.Table) -> pa.Table:
+    """sites.parquet's row of one site (the local engine's own code)."""
+    out = frames.sites_frame(pl.from_arrow(table)).to_arrow()
+    return out.cast(pa.schema([pa.field(n, pa.string() if t == pa.large_string() else t)
+                               for n, t in zip(out.schema.names, out.schema.types)]))
+
+
+SITES_ROWS = ("site string, documents long, tokens long, covered_tokens long, coverage double, "
+              "median_contamination double, p90_contamination double")
+
+
+def mine_partitioned(spark, docs, sigma: int, L: int, parts: int | None = None, bloom_bytes: int = 64 << 20,
+                     context: int | None = None, stage=None):
+    """Steps 2-4 with step 4 partitioned (:mod:`engine.partitioned`): nothing
+    the driver holds grows with the corpus but the frequent L-gram filter,
+    whose size is capped at ``bloom_bytes``.  Returns (phrases, documents,
+    sites) as Spark DataFrames (phrases.parquet without block_id, ordered
+    like the local files), the persisted frames to release, and Spark's
+    figures."""
+    import pyspark.sql.functions as F
+    from pyspark import StorageLevel
+    from pyspark.sql import Window
+    from .partitioned import (FIRST_CONTEXT, FREQUENT_ROWS, INTERVAL_ROWS, PART_ROWS, WINDOW_ROWS,
+                              bloom_bits_for, bloom_from_words, window_rows, interval_rows)
+    stage = stage or (lambda name, frac: None)
+    held, figures = [], {}
+    disk = StorageLevel.DISK_ONLY
+    base = max(spark.sparkContext.defaultParallelism * 2, 4)
+    # step 2: df per window hash (a superset of the frequent L-grams), kept on the executors
+    counted = (docs.mapInArrow(lambda it: count_windows(it, L), "h long, n long")
+               .groupBy("h").agg(F.sum("n").alias("df")).filter(F.col("df") >= sigma).select("h")
+               .persist(disk))
+    held.append(counted)
+    n_freq = counted.count()
+    n_bits = bloom_bits_for(n_freq, bloom_bytes)
+    words = (counted.mapInArrow(lambda it: bloom_map(it, n_bits), "w long, bits long")
+             .groupBy("w").agg(F.bit_or("bits").alias("bits")).toArrow())
+    bloom = bloom_from_words(words.column("w").to_numpy(), words.column("bits").to_numpy(), n_bits)
+    del words
+    figures.update(frequent_window_hashes=int(n_freq), filter_bytes=n_bits // 8)
+    stage("segments", 0.2)
+    bc = spark.sparkContext.broadcast(bloom)
+    seg = docs.mapInArrow(lambda it: segments(it, L, bc, bloom=True),
+                          "doc_id long, site string, url string, n_tokens long, segments array<string>, "
+                          "starts array<long>").persist(disk)
+    held.append(seg)
+    totals = seg.select(F.sum("n_tokens").alias("t"),
+                        F.sum(F.aggregate(F.transform("segments", lambda x: F.size(F.split(x, " "))),
+                                          F.lit(0), lambda a, x: a + x)).alias("s")).first()
+    seg_tokens = int(totals["s"] or 0)
+    figures["segment_tokens"] = seg_tokens
+    # phase A: the frequent L-grams exactly, the seeds
+    stage("seeds", 0.35)
+    part_a = max(base, -(-seg_tokens // (4 << 20)))
+    freq = (seg.mapInArrow(lambda it: (window_rows(b, L, bc.value) for b in it), WINDOW_ROWS)
+            .repartition(part_a, "h")
+            .mapInArrow(lambda it: reduce_frequent(it, sigma), FREQUENT_ROWS).persist(disk))
+    held.append(freq)
+    seeds = freq.filter("seed").select("h", "doc_id", "pos")
+    n_seeds = seeds.count()
+    figures.update(seed_partitions=part_a, seed_occurrences=int(n_seeds))
+    # coverage per document: the union of the frequent L-grams' occurrences
+    w = Window.partitionBy("doc_id").orderBy("pos")
+    step = F.least(F.lit(L), F.coalesce(F.lead("pos").over(w) - F.col("pos"), F.lit(L)))
+    covered = freq.select("doc_id", "pos").withColumn("step", step).groupBy("doc_id").agg(
+        F.sum("step").alias("covered_tokens"))
+    documents = (seg.select("doc_id", "site", "url", "n_tokens").join(covered, "doc_id", "left")
+                 .withColumn("covered_tokens", F.coalesce(F.col("covered_tokens"), F.lit(0)).cast("long"))
+                 .withColumn("contamination", F.when(F.col("n_tokens") > 0,
+                                                     F.col("covered_tokens") / F.col("n_tokens"))
+                             .otherwise(F.lit(0.0)).cast("double"))
+                 .select("doc_id", "site", "url", "n_tokens", "covered_tokens", "contamination"))
+    sites = documents.groupBy("site").applyInArrow(sites_of_group, SITES_ROWS)
+    # phase B and C, in rounds of doubling contexts
+    context = context or max(FIRST_CONTEXT, 2 * L)
+    parts = parts or max(base, -(-n_seeds * context // (4 << 20)))
+    figures["parts"] = parts
+    found, rounds = [], 0
+    body = seg.select("doc_id", "site", "segments", "starts")
+    while n_seeds:
+        rounds += 1
+        stage(f"mine (round {rounds}, context {context})", min(0.9, 0.45 + 0.1 * rounds))
+        per_doc = seeds.groupBy("doc_id").agg(F.collect_list(F.struct("h", "pos")).alias("seeds"))
+        ctx = context
+        mined = (body.join(per_doc, "doc_id")
+                 .mapInArrow(lambda it, c=ctx: (interval_rows(b, c, parts) for b in it), INTERVAL_ROWS)
+                 .repartition(parts, "part")
+                 .mapInArrow(lambda it, c=ctx: reduce_parts(it, sigma, L, c), PART_ROWS).persist(disk))
+        held.append(mined)
+        found.append(mined.filter("kind = 0").select("phrase", "length", "df", "occurrences", "sites", "psi"))
+        seeds = mined.filter("kind = 1").select("h", "doc_id", "pos")
+        n_seeds = seeds.count()
+        context *= 2
+    figures["rounds"] = rounds
+    if found:
+        phrases = found[0]
+        for f in found[1:]:
+            phrases = phrases.unionAll(f)
+    else:
+        phrases = spark.createDataFrame([], "phrase string, length int, df long, occurrences long, sites long, "
+                                            "psi long")
+    phrases = phrases.orderBy(F.col("psi").desc(), F.col("length").desc(), F.col("phrase").asc())
+    bc.unpersist()
+    return phrases, documents.orderBy("doc_id"), sites.orderBy("site"), held, figures
+
+
 def mine_spark(source: str, sigma, min_len: int, out: str | None, master: str | None = None, spark=None,
-               progress=None, db: str | None = None) -> RunSummary:
+               progress=None, db: str | None = None, partitioned: bool = False, parts: int | None = None,
+               context: int | None = None, conf: dict | None = None) -> RunSummary:
     """Mine ``source`` on Spark and return the summary.
 
     ``out``: the folder for the result files.  ``db``: a store that receives
     the run (the snapshot is ingested into it first, or found there), as a
     local run would, so that the dashboard opens it; the summary then has
-    the snapshot and run ids.  At least one of the two."""
+    the snapshot and run ids.  At least one of the two.  ``partitioned``:
+    step 4 on the executors (:func:`mine_partitioned`; result files only,
+    without block_id, in ``parts`` parts from a first ``context``)."""
     t0 = time.perf_counter()
     if out is None and db is None:
         raise BoilerscopeError("the Spark engine needs somewhere to put the results: give {out} DIR or {db} STORE",
                                "out", "db")
+    if partitioned and db is not None:
+        raise BoilerscopeError("--partitioned writes the result files only (the store path is the next step); "
+                               "drop {db} or --partitioned", "db")
     params = RunParams(sigma=sigma, min_len=min_len).checked()
     min_len = params.min_len
     paths = _paths(source)  # resolved once: a glob or folder is listed here only
     offsets = check_shards(source, paths)
     held, replaced = None, 0  # the executors' copy of the documents (Python-read formats)
     own = spark is None
-    spark = spark or session(master)
+    spark = spark or session(master, conf)
     timings = {}
     stage = progress or (lambda name, frac: None)
     try:
@@ -493,6 +651,11 @@ def mine_spark(source: str, sigma, min_len: int, out: str | None, master: str | 
                                    "doc_id must be unique")
         sigma_n = params.sigma_for(n_docs)
         timings["read"] = time.perf_counter() - t
+        if partitioned and sigma_n >= 2:
+            return _run_partitioned(spark, docs, source, sigma, sigma_n, min_len, out, n_docs, replaced, parts,
+                                    context, stage, timings, t0)
+        if partitioned:
+            log.info("sigma 1: its maximal phrases are whole documents; step 4 runs on the driver")
         stage("count", 0.0)
         t = time.perf_counter()
         L = min_len
@@ -560,6 +723,82 @@ def mine_spark(source: str, sigma, min_len: int, out: str | None, master: str | 
             held.unpersist()
         if own:
             spark.stop()
+
+
+def driver_memory(spark) -> dict:
+    """The driver's memory: the JVM's heap limit and this Python process's
+    peak resident memory (the executors' Python workers not counted)."""
+    import resource
+    try:
+        heap = int(spark.sparkContext._jvm.java.lang.Runtime.getRuntime().maxMemory())
+    except Exception:  # a remote driver (Spark Connect) has no gateway to ask
+        heap = None
+    return {"driver_heap_bytes": heap,
+            "driver_python_peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}
+
+
+def _run_partitioned(spark, docs, source, sigma, sigma_n, L, out, n_docs, replaced, parts, context, stage,
+                     timings, t0) -> RunSummary:
+    """The partitioned job's steps 2-4 and its result files (written by the
+    executors: a folder of Parquet parts per file, in the local files' order)."""
+    from .files import ResultSet
+    t = time.perf_counter()
+    try:
+        phrases, documents, sites, held, figures = mine_partitioned(spark, docs, sigma_n, L, parts=parts,
+                                                                    context=context, stage=stage)
+    except BoilerscopeError:
+        raise
+    except Exception as exc:
+        raise BoilerscopeError(f"{source}: the Spark job failed ({_spark_error(exc)})") from None
+    try:
+        timings["mine"] = time.perf_counter() - t
+        t = time.perf_counter()
+        stage("write", 0.9)
+        import pyspark.sql.functions as F
+        try:
+            totals = documents.agg(F.sum("n_tokens").alias("t"), F.sum("covered_tokens").alias("c")).first()
+            n_phrases = phrases.count()
+        except Exception as exc:
+            raise BoilerscopeError(f"{source}: the Spark job failed ({_spark_error(exc)})") from None
+        summary = RunSummary(
+            version=VERSION, engine="spark", master=spark.sparkContext.master, snapshot_id=None,
+            sigma=sigma_n, sigma_given=str(sigma), min_len=L, algo="bloomspan", algo_used="bloomspan",
+            documents=n_docs, tokens=int(totals["t"] or 0), covered_tokens=int(totals["c"] or 0),
+            phrases=int(n_phrases), blocks=None,
+            spark={**figures, "step4": "partitioned", "partitions": docs.rdd.getNumPartitions(),
+                   "replaced_payloads": replaced, **driver_memory(spark)})
+
+        def writer(frame):
+            def write(path):
+                frame.write.mode("error").parquet(path, compression="zstd")
+                if os.path.isdir(path):  # a local folder: only the parts (readers take the folder)
+                    for name in os.listdir(path):
+                        if not name.endswith(".parquet"):
+                            os.remove(os.path.join(path, name))
+            return write
+        rs = ResultSet(out)
+        summary.seconds = {k: round(v, 4) for k, v in timings.items()}
+        try:
+            rs.prepare({"phrases.parquet": writer(phrases), "documents.parquet": writer(documents),
+                        "sites.parquet": writer(sites)}, "summary.json", {})
+        except BoilerscopeError:
+            raise
+        except Exception as exc:
+            rs.discard()
+            raise BoilerscopeError(f"{source}: the Spark job failed ({_spark_error(exc)})") from None
+        timings["write"] = time.perf_counter() - t
+        summary.seconds = {k: round(v, 4) for k, v in timings.items()}
+        summary.seconds["total"] = round(time.perf_counter() - t0, 4)
+        with open(os.path.join(rs.new, "summary.json"), "w", encoding="utf-8") as fh:
+            import json
+            json.dump(summary.to_dict(), fh, indent=2, sort_keys=True)
+            fh.write("\n")
+        rs.publish()
+        stage("done", 1.0)
+        return summary
+    finally:
+        for frame in held:
+            frame.unpersist()
 
 
 def store_run(db: str, source: str, meta: pl.DataFrame, offsets, within, res, blocks, allp: pl.DataFrame,
