@@ -483,10 +483,23 @@ def reduce_frequent(batches, sigma: int):
         yield from _chunks(frequent_rows(table, sigma))
 
 
+#: Names a file whose removal makes one phase C task fail (the fault tests:
+#: Spark retries the task and the answer must not change).
+FAIL_ONCE_ENV = "BOILERSCOPE_SPARK_FAIL_ONCE"
+
+
 def reduce_parts(batches, sigma: int, L: int, context: int):
     """Phase C over one partition (every interval of its parts)."""
     from .partitioned import mine_part
     table = _one_table(batches)
+    flag = os.environ.get(FAIL_ONCE_ENV)
+    if flag:
+        try:
+            os.remove(flag)  # succeeds for one task only
+        except OSError:
+            pass
+        else:
+            raise RuntimeError("a task failed on purpose (the fault test)")
     if table is not None:
         yield from _chunks(mine_part(table, sigma, L, context))
 
@@ -510,6 +523,32 @@ SITES_ROWS = ("site string, documents long, tokens long, covered_tokens long, co
               "median_contamination double, p90_contamination double")
 
 
+#: The bytes of documents Spark hands a Python worker at once (Arrow batches
+#: and Parquet reader batches are counted in rows; rows are sized from this).
+BATCH_BYTES = 8 << 20
+
+
+def batch_rows(paths: list[str]) -> int:
+    """Rows per batch so that a batch of documents holds about
+    :data:`BATCH_BYTES` (from the Parquet footers' uncompressed sizes; 1,000
+    for other formats): long documents in big batches would not fit a small
+    executor's heap."""
+    import pyarrow.parquet as pq
+    rows = size = 0
+    for p in paths:
+        if "://" in p or not p.lower().endswith(".parquet"):
+            return 1000
+        try:
+            md = pq.read_metadata(p)
+        except Exception:
+            return 1000
+        rows += md.num_rows
+        size += sum(md.row_group(i).total_byte_size for i in range(md.num_row_groups))
+    if rows == 0:
+        return 1000
+    return int(min(10000, max(16, BATCH_BYTES // max(1, size // rows))))
+
+
 def mine_partitioned(spark, docs, sigma: int, L: int, parts: int | None = None, bloom_bytes: int = 64 << 20,
                      context: int | None = None, stage=None):
     """Steps 2-4 with step 4 partitioned (:mod:`engine.partitioned`): nothing
@@ -527,6 +566,12 @@ def mine_partitioned(spark, docs, sigma: int, L: int, parts: int | None = None, 
     held, figures = [], {}
     disk = StorageLevel.DISK_ONLY
     base = max(spark.sparkContext.defaultParallelism * 2, 4)
+
+    def keep(frame):
+        """Computed once, its rows on the executors' disks (a local
+        checkpoint streams rows; a DataFrame cache builds column batches
+        of rows in the heap first)."""
+        return frame.localCheckpoint(eager=True, storageLevel=disk)
     # step 2: df per window hash (a superset of the frequent L-grams), kept on the executors
     counted = (docs.mapInArrow(lambda it: count_windows(it, L), "h long, n long")
                .groupBy("h").agg(F.sum("n").alias("df")).filter(F.col("df") >= sigma).select("h")
@@ -543,8 +588,8 @@ def mine_partitioned(spark, docs, sigma: int, L: int, parts: int | None = None, 
     bc = spark.sparkContext.broadcast(bloom)
     seg = docs.mapInArrow(lambda it: segments(it, L, bc, bloom=True),
                           "doc_id long, site string, url string, n_tokens long, segments array<string>, "
-                          "starts array<long>").persist(disk)
-    held.append(seg)
+                          "starts array<long>")
+    seg = keep(seg)
     totals = seg.select(F.sum("n_tokens").alias("t"),
                         F.sum(F.aggregate(F.transform("segments", lambda x: F.size(F.split(x, " "))),
                                           F.lit(0), lambda a, x: a + x)).alias("s")).first()
@@ -555,8 +600,8 @@ def mine_partitioned(spark, docs, sigma: int, L: int, parts: int | None = None, 
     part_a = max(base, -(-seg_tokens // (4 << 20)))
     freq = (seg.mapInArrow(lambda it: (window_rows(b, L, bc.value) for b in it), WINDOW_ROWS)
             .repartition(part_a, "h")
-            .mapInArrow(lambda it: reduce_frequent(it, sigma), FREQUENT_ROWS).persist(disk))
-    held.append(freq)
+            .mapInArrow(lambda it: reduce_frequent(it, sigma), FREQUENT_ROWS))
+    freq = keep(freq)
     seeds = freq.filter("seed").select("h", "doc_id", "pos")
     n_seeds = seeds.count()
     figures.update(seed_partitions=part_a, seed_occurrences=int(n_seeds))
@@ -586,8 +631,8 @@ def mine_partitioned(spark, docs, sigma: int, L: int, parts: int | None = None, 
         mined = (body.join(per_doc, "doc_id")
                  .mapInArrow(lambda it, c=ctx: (interval_rows(b, c, parts) for b in it), INTERVAL_ROWS)
                  .repartition(parts, "part")
-                 .mapInArrow(lambda it, c=ctx: reduce_parts(it, sigma, L, c), PART_ROWS).persist(disk))
-        held.append(mined)
+                 .mapInArrow(lambda it, c=ctx: reduce_parts(it, sigma, L, c), PART_ROWS))
+        mined = keep(mined)
         found.append(mined.filter("kind = 0").select("phrase", "length", "df", "occurrences", "sites", "psi"))
         seeds = mined.filter("kind = 1").select("h", "doc_id", "pos")
         n_seeds = seeds.count()
@@ -630,6 +675,11 @@ def mine_spark(source: str, sigma, min_len: int, out: str | None, master: str | 
     held, replaced = None, 0  # the executors' copy of the documents (Python-read formats)
     own = spark is None
     spark = spark or session(master, conf)
+    if partitioned:  # batches of a few MB: a small executor's heap holds them
+        rows = batch_rows(paths)
+        spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", str(rows))
+        spark.conf.set("spark.sql.parquet.columnarReaderBatchSize", str(rows))
+        spark.conf.set("spark.sql.inMemoryColumnarStorage.batchSize", str(rows))  # persisted frames
     timings = {}
     stage = progress or (lambda name, frac: None)
     try:
@@ -733,8 +783,13 @@ def driver_memory(spark) -> dict:
         heap = int(spark.sparkContext._jvm.java.lang.Runtime.getRuntime().maxMemory())
     except Exception:  # a remote driver (Spark Connect) has no gateway to ask
         heap = None
-    return {"driver_heap_bytes": heap,
-            "driver_python_peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    try:  # this process's own high-water mark (ru_maxrss keeps the parent's across fork and exec)
+        with open("/proc/self/status", encoding="ascii") as fh:
+            peak = next(int(x.split()[1]) * 1024 for x in fh if x.startswith("VmHWM:"))
+    except (OSError, StopIteration, ValueError, IndexError):
+        pass
+    return {"driver_heap_bytes": heap, "driver_python_peak_rss_bytes": peak}
 
 
 def _run_partitioned(spark, docs, source, sigma, sigma_n, L, out, n_docs, replaced, parts, context, stage,

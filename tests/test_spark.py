@@ -321,3 +321,147 @@ def test_spark_submit_runs_the_job_as_the_readme_says(tmp_path):
     phrases = pl.read_parquet(tmp_path / "res" / "phrases.parquet")
     assert phrases["phrase"].to_list() == ["shared footer line of every page on this site here"]
     assert phrases["df"].to_list() == [12]
+
+
+# --- step 4 partitioned (engine/partitioned.py on the executors) -----------
+
+def partitioned_files(out):
+    return {name: pl.read_parquet(os.path.join(out, f"{name}.parquet")) for name in ("phrases", "documents", "sites")}
+
+
+@settings(max_examples=5, deadline=None, suppress_health_check=list(HealthCheck))
+@given(docs=corpus, sigma=st.integers(2, 4), L=st.integers(2, 4), parts=st.sampled_from([1, 3, 64]),
+       extra=st.integers(1, 4), data=st.data())
+def test_partitioned_equals_the_definition(spark, tmp_path_factory, docs, sigma, L, parts, extra, data):
+    cuts = data.draw(st.lists(st.integers(0, len(docs)), max_size=3))
+    folder = write_shards(str(tmp_path_factory.mktemp("shards") / "in"), [" ".join(d) for d in docs], cuts)
+    out = str(tmp_path_factory.mktemp("out") / "res")
+    s = mine_spark(folder, sigma, L, out, spark=spark, partitioned=True, parts=parts, context=L + extra)
+    want, covered, _ = naive.mine(docs, sigma, L)
+    files = partitioned_files(out)
+    got = files["phrases"]
+    assert {tuple(p.split(" ")): (d, o) for p, d, o in got.select("phrase", "df", "occurrences").rows()} == want
+    assert files["documents"]["doc_id"].to_list() == list(range(len(docs)))
+    assert files["documents"]["covered_tokens"].to_list() == covered
+    assert s.covered_tokens == sum(covered) and s.spark["step4"] == "partitioned"
+
+
+def test_partitioned_gives_the_local_files(spark, tmp_path):
+    """The demo's pages in three uneven shards: the local engine's phrases
+    (all columns but block_id), documents and sites, row for row, with a few
+    parts, many parts (more than the seeds of most), and a small first
+    context (several rounds)."""
+    table = pq.read_table(os.path.join(ROOT, "data", "demo.parquet")).slice(0, 900)
+    texts, urls = table.column("text").to_pylist(), table.column("url").to_pylist()
+    folder = tmp_path / "pq"
+    folder.mkdir()
+    for k, (a, b) in enumerate([(0, 100), (100, 650), (650, 900)]):
+        pq.write_table(pa.table({"url": urls[a:b], "text": texts[a:b]}), folder / f"part-{k}.parquet",
+                       row_group_size=64)
+    local = mine(str(folder), 10, 8, db=str(tmp_path / "x.duckdb"), out=str(tmp_path / "local"))
+    want = partitioned_files(str(tmp_path / "local"))
+    want["phrases"] = want["phrases"].drop("block_id")
+    for parts, context in ((2, None), (200, 12)):
+        out = str(tmp_path / f"p{parts}")
+        s = mine_spark(str(folder), 10, 8, out, spark=spark, partitioned=True, parts=parts, context=context)
+        got = partitioned_files(out)
+        for name in want:
+            assert got[name].equals(want[name]), (name, parts)
+        for key in ("documents", "tokens", "covered_tokens", "coverage", "phrases"):
+            assert getattr(s, key) == getattr(local.summary, key), key
+        assert s.spark["parts"] == parts and s.spark["rounds"] >= (3 if context else 1)
+        assert all(n.endswith(".parquet") for n in os.listdir(os.path.join(out, "phrases.parquet")))
+
+
+def test_partitioned_skewed_repeats(spark, tmp_path):
+    """One site holds almost all the repeated text (one seed with most
+    occurrences), the other sites a little each: exact for 1 and 64 parts."""
+    rng = random.Random(5)
+    nav = "home products pricing docs blog careers contact us sign in".split()
+    docs = [nav + [f"w{rng.randint(0, 40)}" for _ in range(8)] + nav[:4] for _ in range(60)]
+    docs += [["cookie", "notice", "we", "use", "cookies", f"x{k}"] for k in range(6)]
+    sites = ["big.example"] * 60 + [f"s{k % 3}.example" for k in range(6)]
+    folder = write_shards(str(tmp_path / "in"), [" ".join(d) for d in docs], [20, 50], sites=sites)
+    want, covered, _ = naive.mine(docs, 3, 4)
+    for parts in (1, 64):
+        out = str(tmp_path / f"o{parts}")
+        mine_spark(folder, 3, 4, out, spark=spark, partitioned=True, parts=parts, context=6)
+        files = partitioned_files(out)
+        got = {tuple(p.split(" ")): (d, o) for p, d, o in files["phrases"].select("phrase", "df", "occurrences").rows()}
+        assert got == want and files["documents"]["covered_tokens"].to_list() == covered
+        assert files["sites"].filter(pl.col("site") == "big.example")["documents"].to_list() == [60]
+
+
+def test_partitioned_refuses_bad_shards(spark, tmp_path):
+    folder = write_shards(str(tmp_path / "a"), ["x y z"] * 6, [2, 4])
+    with open(os.path.join(folder, "part-001.parquet"), "wb") as fh:
+        fh.write(b"PAR1 this is not parquet")
+    with pytest.raises(BoilerscopeError, match="part-001.parquet is not a readable Parquet shard"):
+        mine_spark(folder, 2, 2, str(tmp_path / "out"), spark=spark, partitioned=True)
+    with pytest.raises(BoilerscopeError, match="--partitioned writes the result files only"):
+        mine_spark(folder, 2, 2, None, spark=spark, partitioned=True, db=str(tmp_path / "s.duckdb"))
+    assert not os.path.exists(tmp_path / "out")
+
+
+def big_corpus(folder, n_docs, sites=8, token_chars=300):
+    """n_docs documents; site s's template (450 + 20 s tokens of ~300
+    characters) opens each of its documents, three tokens of its own follow.
+    Returns the templates' lengths and the bytes of their text in all documents."""
+    os.makedirs(folder, exist_ok=True)
+    lengths = [450 + 20 * s for s in range(sites)]
+    tpl = [" ".join(f"s{s}t{i}" + "x" * token_chars for i in range(lengths[s])) for s in range(sites)]
+    for k in range(4):
+        ids = range(k * n_docs // 4, (k + 1) * n_docs // 4)
+        pq.write_table(pa.table({"doc_id": list(ids), "url": [f"https://site{d % sites}.org/{d}" for d in ids],
+                                 "text": [tpl[d % sites] + f" unique{d} words{d} here{d}" for d in ids]}),
+                       os.path.join(folder, f"part-{k}.parquet"), row_group_size=32)
+    return lengths, sum(len(tpl[d % sites]) for d in range(n_docs))
+
+
+def test_partitioned_driver_memory_below_the_segments(tmp_path):
+    """Local mode with spark.driver.memory=512m (the JVM that also runs the
+    executors) on a corpus whose segments (the repeated text) are over 600 MB:
+    the exact answer, the driver's Python process far below the segments.
+    The driver path (segments collected onto the driver) fails here."""
+    import subprocess
+    import sys
+    n = 4000
+    lengths, repeated_bytes = big_corpus(str(tmp_path / "in"), n)
+    cmd = [sys.executable, "-m", "engine", "mine", "in", "--engine", "spark", "--master", "local[2]",
+           "--partitioned", "--conf", "spark.driver.memory=512m", "--sigma", "10", "--min-len", "8",
+           "--out", "res", "--quiet"]
+    p = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path, timeout=1200)
+    assert p.returncode == 0, p.stderr[-2000:]
+    summary = json.loads((tmp_path / "res" / "summary.json").read_text())
+    sp = summary["spark"]
+    # the segments are the templates (a unique token may join one: the filter's false positives)
+    assert sum(lengths[d % 8] for d in range(n)) <= sp["segment_tokens"] <= sum(lengths[d % 8] + 3 for d in range(n))
+    assert repeated_bytes > 600 << 20
+    assert sp["driver_heap_bytes"] <= 512 << 20
+    assert sp["driver_python_peak_rss_bytes"] < repeated_bytes / 2
+    phrases = pl.read_parquet(tmp_path / "res" / "phrases.parquet")
+    assert sorted(phrases["length"].to_list()) == lengths
+    assert set(phrases["df"].to_list()) == {n // 8} and set(phrases["sites"].to_list()) == {1}
+    documents = pl.read_parquet(tmp_path / "res" / "documents.parquet")
+    assert documents["covered_tokens"].to_list() == [lengths[d % 8] for d in range(n)]
+
+
+def test_partitioned_task_failure_is_retried(tmp_path):
+    """A phase C task fails once (Spark retries it: local[2,4]): the answer
+    is unchanged."""
+    import subprocess
+    import sys
+    docs = [f"intro {i} the shared footer of every page here and there {i % 3}".split() for i in range(30)]
+    write_shards(str(tmp_path / "in"), [" ".join(d) for d in docs], [10, 20])
+    flag = tmp_path / "fail-once"
+    flag.write_text("")
+    env = {**os.environ, "BOILERSCOPE_SPARK_FAIL_ONCE": str(flag)}
+    p = subprocess.run([sys.executable, "-m", "engine", "mine", "in", "--engine", "spark", "--master", "local[2,4]",
+                        "--partitioned", "--sigma", "3", "--min-len", "3", "--out", "res", "--quiet"],
+                       capture_output=True, text=True, cwd=tmp_path, env=env, timeout=600)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert not flag.exists()  # the failure happened
+    want, covered, _ = naive.mine(docs, 3, 3)
+    files = partitioned_files(str(tmp_path / "res"))
+    got = {tuple(p.split(" ")): (d, o) for p, d, o in files["phrases"].select("phrase", "df", "occurrences").rows()}
+    assert got == want and files["documents"]["covered_tokens"].to_list() == covered
