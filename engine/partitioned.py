@@ -94,66 +94,74 @@ log = logging.getLogger(__name__)
 
 #: The first round's context (tokens after a seed's start); doubled per round.
 FIRST_CONTEXT = 64
-#: Bloom filter hash functions (the filter holds the frequent L-grams' hashes).
-BLOOM_HASHES = 4
-
-_M32 = np.uint64(0xFFFFFFFF)
 
 
 # --------------------------------------------------------------------------
-# the frequent L-gram filter: a Bloom filter of the window hashes whose df
-# reached sigma (a superset: a false positive only adds text to the segments)
+# the frequent-window filter (step 2): saturating byte counters per bucket of
+# window hashes, summed over the partitions; a bucket that reached sigma
+# passes.  A bucket's count bounds the df of every window in it (occurrences
+# >= documents, and collisions only add), so every frequent L-gram passes:
+# a superset, whose false positives only add text to the segments.
 
-def bloom_bits_for(n_frequent: int, max_bytes: int) -> int:
-    """Bits of the filter for ``n_frequent`` hashes: 16 per hash (a false
-    positive rate near 0.2% with 4 hash functions), a power of two, at
-    least 2^16 and at most ``max_bytes`` * 8: the driver's share, fixed
-    whatever the corpus (past it the rate rises; results are unchanged)."""
-    bits = 1 << 16
-    while bits < 16 * max(n_frequent, 1) and bits < max_bytes * 8:
-        bits <<= 1
+#: Buckets per counter chunk (the unit the partitions' counters are summed in).
+CHUNK = 1 << 20
+
+
+def filter_buckets(est_windows: int, max_bytes: int = 64 << 20) -> int:
+    """Buckets for about ``est_windows`` windows: a power of two, at least
+    four per window (rare L-grams then seldom share a bucket with a frequent
+    one), between 2^20 and ``max_bytes`` (one byte each, per task; the
+    driver holds one bit each)."""
+    n = CHUNK
+    while n < 4 * max(est_windows, 1) and n < max_bytes:
+        n <<= 1
+    return n
+
+
+def count_chunks(counters: np.ndarray):
+    """(chunk, counters) of the chunks of ``counters`` with a count (the map
+    side's output)."""
+    for c in range(counters.shape[0] // CHUNK):
+        part = counters[c * CHUNK:(c + 1) * CHUNK]
+        if part.any():
+            yield c, part
+
+
+def window_counters(batches, L: int, n_buckets: int) -> np.ndarray:
+    """Step 2's map: the counters of a partition's documents' windows."""
+    from .kernels.filters import count_buckets
+    from .spark import _normalize, _tokenize, token_hashes, window_hashes
+    counters = np.zeros(n_buckets, np.uint8)
+    for b in batches:
+        _, text, _, _ = _normalize(b)
+        tk = _tokenize(text)
+        if tk.tokens.shape[0] == 0:
+            continue
+        h, _ = window_hashes(token_hashes(tk.vocab)[tk.tokens], tk.doc_offsets, L)
+        count_buckets(counters, h)
+    return counters
+
+
+def chunk_bits(chunks: list[np.ndarray], sigma: int) -> np.ndarray:
+    """Step 2's reduce for one chunk: the partitions' counters summed, and
+    the bits (uint64 words) of the buckets that reached ``sigma``."""
+    from .kernels.filters import add_saturating, threshold_bits
+    total = np.zeros(CHUNK, np.uint8)
+    for c in chunks:
+        add_saturating(total, c)
+    bits = np.zeros(CHUNK // 64, np.uint64)
+    threshold_bits(total, min(sigma, 255), bits)
     return bits
 
 
-def _bloom_positions(h: np.ndarray, n_bits: int) -> np.ndarray:
-    """(BLOOM_HASHES, n) bit positions of each hash (double hashing)."""
-    h = np.asarray(h).view(np.uint64)
-    a = h & _M32
-    b = (h >> np.uint64(32)) | np.uint64(1)
-    mask = np.uint64(n_bits - 1)
-    with np.errstate(over="ignore"):
-        return np.stack([(a + np.uint64(i) * b) & mask for i in range(BLOOM_HASHES)])
-
-
-def bloom_words(h: np.ndarray, n_bits: int) -> tuple[np.ndarray, np.ndarray]:
-    """The filter's 64-bit words that ``h`` sets: (word index, bits), one row
-    per distinct word (the map side of building the filter)."""
-    pos = _bloom_positions(h, n_bits).ravel()
-    if pos.shape[0] == 0:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    word = (pos >> np.uint64(6)).astype(np.int64)
-    bit = np.left_shift(np.uint64(1), pos & np.uint64(63))
-    order = np.argsort(word, kind="stable")
-    word, bit = word[order], bit[order]
-    first = np.flatnonzero(np.concatenate(([True], word[1:] != word[:-1])))
-    return word[first], np.bitwise_or.reduceat(bit, first).view(np.int64)
-
-
-def bloom_from_words(words: np.ndarray, bits: np.ndarray, n_bits: int) -> np.ndarray:
-    """The filter (uint64 words) from (word, bits) rows, OR-ed."""
-    out = np.zeros(n_bits // 64, np.uint64)
-    np.bitwise_or.at(out, np.asarray(words, np.int64), np.asarray(bits).view(np.uint64))
-    return out
-
-
-def bloom_has(bloom: np.ndarray, h: np.ndarray) -> np.ndarray:
-    """True where ``h`` may be in the filter (never False for a member)."""
-    n_bits = bloom.shape[0] * 64
-    pos = _bloom_positions(h, n_bits)
-    hit = np.ones(pos.shape[1], bool)
-    for row in pos:
-        hit &= (bloom[(row >> np.uint64(6)).astype(np.int64)] >> (row & np.uint64(63))) & np.uint64(1) == 1
-    return hit
+def filter_has(bits: np.ndarray, h: np.ndarray) -> np.ndarray:
+    """True where the window hash ``h`` passes the filter (never False for a
+    frequent L-gram)."""
+    from .kernels.filters import bits_have
+    out = np.zeros(h.shape[0], np.uint8)
+    if h.shape[0]:
+        bits_have(bits, np.ascontiguousarray(h).view(np.uint64), out)
+    return out.astype(bool)
 
 
 # --------------------------------------------------------------------------
@@ -231,7 +239,7 @@ WINDOW_ROWS = ("h long, lgram string, doc_id array<long>, pos array<long>, unifo
 FREQUENT_ROWS = "doc_id long, pos long, h long, df long, seed boolean"
 
 
-def window_rows(batch: pa.RecordBatch, L: int, bloom: np.ndarray) -> pa.RecordBatch:
+def window_rows(batch: pa.RecordBatch, L: int, bits: np.ndarray) -> pa.RecordBatch:
     """Phase A's map: the windows of a batch's segments whose hash passes
     the filter, one row per distinct L-gram: its hash, text, documents and
     positions (a document may repeat), and whether every occurrence here has
@@ -244,7 +252,7 @@ def window_rows(batch: pa.RecordBatch, L: int, bloom: np.ndarray) -> pa.RecordBa
     h, ws = window_hashes(token_hashes(st.vocab.tolist())[st.ids] if st.ids.shape[0] else
                           np.zeros(0, np.uint64), st.off, L)
     if h.shape[0]:
-        keep = bloom_has(bloom, h)
+        keep = filter_has(bits, h)
         h, ws = h[keep], ws[keep]
     if h.shape[0] == 0:
         return _empty_window_rows()
@@ -439,7 +447,10 @@ def mine_part(table: pa.Table | pa.RecordBatch, sigma: int, L: int, context: int
                                       workers))
     if not out:
         return _empty_part_rows()
-    return pa.Table.from_batches(out).combine_chunks().to_batches()[0] if len(out) > 1 else out[0]
+    if len(out) == 1:
+        return out[0]
+    merged = pa.Table.from_batches(out).combine_chunks()
+    return merged.to_batches()[0] if merged.num_rows else _empty_part_rows()
 
 
 def _mine_one_part(table: pa.Table, sigma: int, L: int, context: int, workers: int) -> pa.RecordBatch:
@@ -581,13 +592,14 @@ def _by_hash(table: pa.Table, column: str, parts: int) -> list[pa.Table]:
 
 
 def simulate(texts: list[str], sigma: int, L: int, parts: int = 3, batches: int = 2,
-             context: int = FIRST_CONTEXT, bloom_bytes: int = 1 << 20, sites: list | None = None):
+             context: int = FIRST_CONTEXT, buckets: int = CHUNK, sites: list | None = None):
     """Run steps 2-4 on ``texts`` (documents 0, 1, ..., each on its site of
     ``sites``, default ``unknown``) in this process, partitioned as on Spark
-    (``batches`` input batches, ``parts`` shuffle partitions, the first round
-    at ``context``).  Returns (phrases frame as phrases.parquet without
-    block_id, covered tokens per document, rounds)."""
-    from .spark import count_windows, segments
+    (``batches`` input batches, each its own step 2 counters; ``parts``
+    shuffle partitions; the first round at ``context``; ``buckets`` filter
+    buckets).  Returns (phrases frame as phrases.parquet without block_id,
+    covered tokens per document, rounds)."""
+    from .spark import segments
     if sigma < 2:
         raise ValueError("the partitioned step needs sigma >= 2")
     n = len(texts)
@@ -596,17 +608,16 @@ def simulate(texts: list[str], sigma: int, L: int, parts: int = 3, batches: int 
     docs = [pa.RecordBatch.from_arrays([pa.array(np.arange(a, b, dtype=np.int64)), pa.array(texts[a:b], pa.string()),
                                         pa.array(sites[a:b], pa.string())],
                                        names=["doc_id", "text", "site"]) for a, b in zip(cuts[:-1], cuts[1:])]
-    counted = pa.Table.from_batches(list(count_windows(iter(docs), L)), schema=pa.schema(
-        [("h", pa.int64()), ("n", pa.int64())]))
-    summed = counted.group_by("h").aggregate([("n", "sum")])
-    F = np.sort(summed.filter(pc.greater_equal(summed.column("n_sum"), sigma)).column("h").to_numpy()
-                .view(np.uint64))
-    n_bits = bloom_bits_for(F.shape[0], bloom_bytes)
-    w, b = bloom_words(F.view(np.int64), n_bits)
-    bloom = bloom_from_words(w, b, n_bits)
-    seg = [next(segments(iter([d]), L, F)) for d in docs]
+    by_chunk: dict[int, list] = {}
+    for d in docs:  # a partition each: its counters, by chunk
+        for c, part in count_chunks(window_counters(iter([d]), L, buckets)):
+            by_chunk.setdefault(c, []).append(part.copy())
+    bits = np.zeros(buckets // 64, np.uint64)
+    for c, chunks in by_chunk.items():
+        bits[c * (CHUNK // 64):(c + 1) * (CHUNK // 64)] = chunk_bits(chunks, sigma)
+    seg = [next(segments(iter([d]), L, bits, bits=True)) for d in docs]
     # phase A
-    rows = pa.Table.from_batches([window_rows(s, L, bloom) for s in seg], schema=_empty_window_rows().schema)
+    rows = pa.Table.from_batches([window_rows(s, L, bits) for s in seg], schema=_empty_window_rows().schema)
     freq = pa.Table.from_batches([frequent_rows(t, sigma) for t in _by_hash(rows, "h", parts)],
                                  schema=_empty_frequent_rows().schema)
     cdoc, ccov = covered_tokens(freq.column("doc_id").to_numpy(), freq.column("pos").to_numpy(), L)

@@ -164,12 +164,12 @@ def count_windows(batches, L: int):
                                          names=["h", "n"])
 
 
-def segments(batches, L: int, frequent, bloom: bool = False):
+def segments(batches, L: int, frequent, bits: bool = False):
     """Step 3's map: per document its id, site, url, token count and
     segments (the tokens of each, joined by spaces).  ``frequent``: the
-    sorted frequent window hashes, or with ``bloom`` a Bloom filter of them
-    (:func:`engine.partitioned.bloom_has`); either may be a broadcast."""
-    from .partitioned import bloom_has
+    sorted frequent window hashes, or with ``bits`` the partitioned job's
+    filter (:func:`engine.partitioned.filter_has`); either may be a broadcast."""
+    from .partitioned import filter_has
     F = frequent.value if hasattr(frequent, "value") else frequent  # a broadcast: read once per partition
     for b in batches:
         doc_id, text, sites, urls = _normalize(b)
@@ -177,7 +177,7 @@ def segments(batches, L: int, frequent, bloom: bool = False):
         h, starts = window_hashes(token_hashes(tk.vocab)[tk.tokens], tk.doc_offsets, L)
         n = tk.tokens.shape[0]
         if h.shape[0]:
-            hit = starts[bloom_has(F, h) if bloom else np.isin(h, F)]
+            hit = starts[filter_has(F, h) if bits else np.isin(h, F)]
         else:
             hit = starts
         delta = np.zeros(n + 1, np.int64)
@@ -504,12 +504,26 @@ def reduce_parts(batches, sigma: int, L: int, context: int):
         yield from _chunks(mine_part(table, sigma, L, context))
 
 
-def bloom_map(batches, n_bits: int):
-    """The filter's words set by a partition of frequent hashes."""
-    from .partitioned import bloom_words
-    for b in batches:
-        w, bits = bloom_words(b.column(0).to_numpy(zero_copy_only=False), n_bits)
-        yield pa.RecordBatch.from_arrays([pa.array(w), pa.array(bits)], names=["w", "bits"])
+def counter_map(batches, L: int, n_buckets: int):
+    """Step 2's map over one partition: its counters, a row per chunk with a count."""
+    from .partitioned import count_chunks, window_counters
+    for c, part in count_chunks(window_counters(batches, L, n_buckets)):
+        yield pa.RecordBatch.from_arrays([pa.array([c], pa.int64()), pa.array([part.tobytes()], pa.binary())],
+                                         names=["c", "counts"])
+
+
+def counter_reduce(batches, sigma: int):
+    """Step 2's reduce: each chunk's counters summed, its bits."""
+    from .partitioned import chunk_bits
+    table = _one_table(batches)
+    if table is None:
+        return
+    chunks = table.column("c").to_numpy()
+    counts = table.column("counts").to_pylist()
+    for c in np.unique(chunks).tolist():
+        bits = chunk_bits([np.frombuffer(counts[i], np.uint8) for i in np.flatnonzero(chunks == c).tolist()], sigma)
+        yield pa.RecordBatch.from_arrays([pa.array([c], pa.int64()), pa.array([bits.tobytes()], pa.binary())],
+                                         names=["c", "bits"])
 
 
 def sites_of_group(table: pa.Table) -> pa.Table:
@@ -528,40 +542,53 @@ SITES_ROWS = ("site string, documents long, tokens long, covered_tokens long, co
 BATCH_BYTES = 8 << 20
 
 
+def shard_sizes(paths: list[str]) -> tuple[int, int] | None:
+    """(rows, uncompressed bytes) of local Parquet shards from their footers;
+    None for other formats and remote paths."""
+    import pyarrow.parquet as pq
+    rows = size = 0
+    for p in paths:
+        if "://" in p or not p.lower().endswith(".parquet"):
+            return None
+        try:
+            md = pq.read_metadata(p)
+        except Exception:
+            return None
+        rows += md.num_rows
+        size += sum(md.row_group(i).total_byte_size for i in range(md.num_row_groups))
+    return rows, size
+
+
 def batch_rows(paths: list[str]) -> int:
     """Rows per batch so that a batch of documents holds about
     :data:`BATCH_BYTES` (from the Parquet footers' uncompressed sizes; 1,000
     for other formats): long documents in big batches would not fit a small
     executor's heap."""
-    import pyarrow.parquet as pq
-    rows = size = 0
-    for p in paths:
-        if "://" in p or not p.lower().endswith(".parquet"):
-            return 1000
-        try:
-            md = pq.read_metadata(p)
-        except Exception:
-            return 1000
-        rows += md.num_rows
-        size += sum(md.row_group(i).total_byte_size for i in range(md.num_row_groups))
-    if rows == 0:
+    sizes = shard_sizes(paths)
+    if not sizes or sizes[0] == 0:
         return 1000
+    rows, size = sizes
     return int(min(10000, max(16, BATCH_BYTES // max(1, size // rows))))
 
 
-def mine_partitioned(spark, docs, sigma: int, L: int, parts: int | None = None, bloom_bytes: int = 64 << 20,
+#: A later round with at most this many seed occurrences ships them to every
+#: task (a broadcast: bounded by this constant) instead of shuffling the segments.
+BROADCAST_SEEDS = 200_000
+
+
+def mine_partitioned(spark, docs, sigma: int, L: int, parts: int | None = None, buckets: int | None = None,
                      context: int | None = None, stage=None):
-    """Steps 2-4 with step 4 partitioned (:mod:`engine.partitioned`): nothing
-    the driver holds grows with the corpus but the frequent L-gram filter,
-    whose size is capped at ``bloom_bytes``.  Returns (phrases, documents,
-    sites) as Spark DataFrames (phrases.parquet without block_id, ordered
-    like the local files), the persisted frames to release, and Spark's
-    figures."""
+    """Steps 2-4 with step 4 partitioned (:mod:`engine.partitioned`): the
+    driver holds the frequent-window filter (one bit per bucket, ``buckets``
+    fixed before the job) and figures, nothing that grows with the corpus.
+    Returns (phrases, documents, sites) as Spark DataFrames (phrases.parquet
+    without block_id, ordered like the local files), the frames to release,
+    and Spark's figures."""
     import pyspark.sql.functions as F
     from pyspark import StorageLevel
     from pyspark.sql import Window
-    from .partitioned import (FIRST_CONTEXT, FREQUENT_ROWS, INTERVAL_ROWS, PART_ROWS, WINDOW_ROWS,
-                              bloom_bits_for, bloom_from_words, window_rows, interval_rows)
+    from .partitioned import (CHUNK, FIRST_CONTEXT, FREQUENT_ROWS, INTERVAL_ROWS, PART_ROWS, WINDOW_ROWS,
+                              filter_buckets, window_rows, interval_rows)
     stage = stage or (lambda name, frac: None)
     held, figures = [], {}
     disk = StorageLevel.DISK_ONLY
@@ -572,21 +599,21 @@ def mine_partitioned(spark, docs, sigma: int, L: int, parts: int | None = None, 
         checkpoint streams rows; a DataFrame cache builds column batches
         of rows in the heap first)."""
         return frame.localCheckpoint(eager=True, storageLevel=disk)
-    # step 2: df per window hash (a superset of the frequent L-grams), kept on the executors
-    counted = (docs.mapInArrow(lambda it: count_windows(it, L), "h long, n long")
-               .groupBy("h").agg(F.sum("n").alias("df")).filter(F.col("df") >= sigma).select("h")
-               .persist(disk))
-    held.append(counted)
-    n_freq = counted.count()
-    n_bits = bloom_bits_for(n_freq, bloom_bytes)
-    words = (counted.mapInArrow(lambda it: bloom_map(it, n_bits), "w long, bits long")
-             .groupBy("w").agg(F.bit_or("bits").alias("bits")).toArrow())
-    bloom = bloom_from_words(words.column("w").to_numpy(), words.column("bits").to_numpy(), n_bits)
-    del words
-    figures.update(frequent_window_hashes=int(n_freq), filter_bytes=n_bits // 8)
+    # step 2: saturating counters per bucket of window hashes, summed by chunk
+    n_buckets = buckets or filter_buckets(0)
+    n_chunks = n_buckets // CHUNK
+    chunks = (docs.mapInArrow(lambda it: counter_map(it, L, n_buckets), "c long, counts binary")
+              .repartition(min(n_chunks, base), "c")
+              .mapInArrow(lambda it: counter_reduce(it, sigma), "c long, bits binary").toArrow())
+    bits = np.zeros(n_buckets // 64, np.uint64)
+    words = CHUNK // 64
+    for c, b in zip(chunks.column("c").to_pylist(), chunks.column("bits").to_pylist()):
+        bits[c * words:(c + 1) * words] = np.frombuffer(b, np.uint64)
+    del chunks
+    figures.update(filter_buckets=n_buckets, filter_buckets_passing=int(np.unpackbits(bits.view(np.uint8)).sum()))
     stage("segments", 0.2)
-    bc = spark.sparkContext.broadcast(bloom)
-    seg = docs.mapInArrow(lambda it: segments(it, L, bc, bloom=True),
+    bc = spark.sparkContext.broadcast(bits)
+    seg = docs.mapInArrow(lambda it: segments(it, L, bc, bits=True),
                           "doc_id long, site string, url string, n_tokens long, segments array<string>, "
                           "starts array<long>")
     seg = keep(seg)
@@ -627,6 +654,10 @@ def mine_partitioned(spark, docs, sigma: int, L: int, parts: int | None = None, 
         rounds += 1
         stage(f"mine (round {rounds}, context {context})", min(0.9, 0.45 + 0.1 * rounds))
         per_doc = seeds.groupBy("doc_id").agg(F.collect_list(F.struct("h", "pos")).alias("seeds"))
+        if rounds > 1 and n_seeds <= BROADCAST_SEEDS:
+            # few flagged seeds: their documents' rows go to every task, the
+            # segments are scanned where they lie (not shuffled again)
+            per_doc = F.broadcast(per_doc)
         ctx = context
         mined = (body.join(per_doc, "doc_id")
                  .mapInArrow(lambda it, c=ctx: (interval_rows(b, c, parts) for b in it), INTERVAL_ROWS)
@@ -702,8 +733,11 @@ def mine_spark(source: str, sigma, min_len: int, out: str | None, master: str | 
         sigma_n = params.sigma_for(n_docs)
         timings["read"] = time.perf_counter() - t
         if partitioned and sigma_n >= 2:
+            from .partitioned import filter_buckets
+            sizes = shard_sizes(paths)  # about one window per 5 bytes of text; else the largest filter
+            buckets = filter_buckets(sizes[1] // 5 if sizes else 1 << 40)
             return _run_partitioned(spark, docs, source, sigma, sigma_n, min_len, out, n_docs, replaced, parts,
-                                    context, stage, timings, t0)
+                                    context, buckets, stage, timings, t0)
         if partitioned:
             log.info("sigma 1: its maximal phrases are whole documents; step 4 runs on the driver")
         stage("count", 0.0)
@@ -792,15 +826,15 @@ def driver_memory(spark) -> dict:
     return {"driver_heap_bytes": heap, "driver_python_peak_rss_bytes": peak}
 
 
-def _run_partitioned(spark, docs, source, sigma, sigma_n, L, out, n_docs, replaced, parts, context, stage,
-                     timings, t0) -> RunSummary:
+def _run_partitioned(spark, docs, source, sigma, sigma_n, L, out, n_docs, replaced, parts, context, buckets,
+                     stage, timings, t0) -> RunSummary:
     """The partitioned job's steps 2-4 and its result files (written by the
     executors: a folder of Parquet parts per file, in the local files' order)."""
     from .files import ResultSet
     t = time.perf_counter()
     try:
         phrases, documents, sites, held, figures = mine_partitioned(spark, docs, sigma_n, L, parts=parts,
-                                                                    context=context, stage=stage)
+                                                                    buckets=buckets, context=context, stage=stage)
     except BoilerscopeError:
         raise
     except Exception as exc:

@@ -13,8 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine.api import mine
-from engine.partitioned import (bloom_bits_for, bloom_from_words, bloom_has, bloom_words, covered_tokens,
-                                simulate)
+from engine.partitioned import covered_tokens, filter_buckets, simulate
 from tests import naive
 from tests.support import ROOT
 
@@ -82,17 +81,28 @@ def test_partitioned_gives_the_local_phrases_on_real_text(tmp_path):
     assert covered.tolist() == docs["covered_tokens"].to_list()
 
 
-def test_bloom_filter_and_coverage_helpers():
+def test_filter_and_coverage_helpers():
+    from engine.partitioned import CHUNK, chunk_bits, count_chunks, filter_has
+    from engine.kernels.filters import count_buckets
     rng = np.random.default_rng(3)
-    h = rng.integers(-2**63, 2**63 - 1, 5000, dtype=np.int64)
-    n_bits = bloom_bits_for(h.shape[0], 1 << 20)
-    assert n_bits == 1 << 17 and bloom_bits_for(10**9, 1 << 10) == 1 << 16
-    words, bits = bloom_words(h[:2500], n_bits)
-    w2, b2 = bloom_words(h[2500:], n_bits)
-    bloom = bloom_from_words(np.concatenate((words, w2)), np.concatenate((bits, b2)), n_bits)
-    assert bloom_has(bloom, h).all()  # never a false negative
-    others = rng.integers(-2**63, 2**63 - 1, 20000, dtype=np.int64)
-    assert bloom_has(bloom, others).mean() < 0.02
+    h = rng.integers(-2**63, 2**63 - 1, 3000, dtype=np.int64).view(np.uint64)
+    assert filter_buckets(10) == CHUNK and filter_buckets(10**9) == 64 << 20 and filter_buckets(10**6) == 4 << 20
+    # two partitions' counters: h[:1000] three times in each (6 >= sigma 5), the rest once
+    parts = []
+    for _ in range(2):
+        c = np.zeros(2 * CHUNK, np.uint8)
+        for _ in range(3):
+            count_buckets(c, h[:1000])
+        count_buckets(c, h[1000:])
+        parts.append(dict(count_chunks(c)))
+    bits = np.concatenate([chunk_bits([p[k] for p in parts], 5) for k in range(2)])
+    assert filter_has(bits, h[:1000]).all()  # never a frequent one lost
+    assert filter_has(bits, h[1000:]).mean() < 0.01
+    # saturation: 300 counts stay 255, and pass sigma 400 (a bound, not a count)
+    c = np.zeros(CHUNK, np.uint8)
+    for _ in range(300):
+        count_buckets(c, h[:1])
+    assert c.max() == 255 and filter_has(chunk_bits([c], 400), h[:1]).all()
     doc, cov = covered_tokens(np.array([1, 0, 1, 1]), np.array([0, 5, 2, 9]), 3)
     assert doc.tolist() == [0, 1] and cov.tolist() == [3, 8]  # [0,5) and [9,12)
 
