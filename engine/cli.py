@@ -111,6 +111,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "growing with the corpus (result files without block_id; not yet with --db)")
     m.add_argument("--parts", type=_positive_int, default=None,
                    help="with --partitioned: the parts the seeds are dealt to (default: from their occurrences)")
+    m.add_argument("--plan", action="store_true",
+                   help="with --partitioned: print what the job would use (partitions, filter, memory per "
+                        "stage) from the shards' footers, and stop")
     m.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
                    help="with --engine spark: a Spark setting, e.g. spark.driver.memory=4g (repeatable)")
     m.add_argument("--quiet", action="store_true", help="no progress bars")
@@ -209,6 +212,31 @@ def _cmd_clean(args) -> int:
     return 0
 
 
+def _plan_spark(args) -> int:
+    from .params import RunParams
+    from .spark import plan_partitioned
+    if not args.partitioned:
+        raise BoilerscopeError("--plan is for --partitioned; add --partitioned")
+    params = RunParams(sigma=args.sigma, min_len=args.min_len).checked()
+    cores = 2
+    if args.master and args.master.startswith("local[") and args.master[6:-1].split(",")[0].isdigit():
+        cores = int(args.master[6:-1].split(",")[0])
+    p = plan_partitioned(args.source, args.sigma, params.min_len, args.parts, cores)
+    mb = 1 << 20
+    print(f"{p['shards']} shards, {p['documents']:,} documents, {p['text_bytes'] / mb:,.0f} MB of text, "
+          f"about {p['tokens_estimated']:,} tokens")
+    print(f"filter: {p['filter_buckets']:,} buckets ({p['driver_filter_bytes'] / mb:.0f} MB on the driver, "
+          f"{p['filter_buckets'] / mb:.0f} MB of counters per counting task)")
+    print(f"batches: {p['batch_rows']:,} documents; largest row group {p['largest_row_group_bytes'] / mb:,.0f} MB; "
+          f"executor heap per task: at least {p['executor_heap_bytes'] / mb:,.0f} MB")
+    print(f"segments: about {p['segment_tokens_estimated']:,} tokens; seeds: {p['seed_partitions']} partitions, "
+          f"about {p['seed_occurrences_estimated']:,} occurrences; parts: {p['parts']} "
+          f"(first context {p['first_context']} tokens)")
+    for name, size in p["worker_bytes_per_task"].items():
+        print(f"python worker per task, {name}: about {size / mb:,.0f} MB")
+    return 0
+
+
 def _mine_spark(args) -> int:
     from .spark import mine_spark
     if args.snapshot is not None:
@@ -227,6 +255,8 @@ def _mine_spark(args) -> int:
         conf[key.strip()] = value.strip()
     if args.parts is not None and not args.partitioned:
         raise BoilerscopeError("--parts is for --partitioned; add --partitioned or drop --parts")
+    if args.plan:
+        return _plan_spark(args)
     with StderrBars(args.quiet) as progress:
         s = mine_spark(args.source, args.sigma, args.min_len, args.out, master=args.master,
                        progress=progress, db=args.db, partitioned=args.partitioned, parts=args.parts,
@@ -253,7 +283,7 @@ def _cmd_mine(args) -> int:
     if args.engine == "spark":
         return _mine_spark(args)
     for flag, given in (("--master", args.master), ("--partitioned", args.partitioned), ("--parts", args.parts),
-                        ("--conf", args.conf)):
+                        ("--conf", args.conf), ("--plan", args.plan)):
         if given:
             raise BoilerscopeError(f"{flag} is for --engine spark")
     with StderrBars(args.quiet) as progress:

@@ -178,10 +178,24 @@ class SegmentTokens:
     doc: np.ndarray
     first: np.ndarray
     off: np.ndarray
+    data: np.ndarray          # the segments' UTF-8 bytes
+    byte_start: np.ndarray    # each token's first byte in ``data``
+    byte_end: np.ndarray      # and its end
 
     @property
     def length(self) -> np.ndarray:
         return np.diff(self.off)
+
+    def texts(self, a: np.ndarray, b: np.ndarray) -> pa.Array:
+        """The text of tokens ``[a[i], b[i])`` (indices into ``ids``, inside
+        one segment, b > a) as written in the segments: a string array."""
+        from .kernels.filters import gather_bytes
+        a, b = np.asarray(a, np.int64), np.asarray(b, np.int64)
+        lo, hi = self.byte_start[a], self.byte_end[b - 1]
+        out = np.empty(int((hi - lo).sum()), np.uint8)
+        offsets = np.empty(a.shape[0] + 1, np.int64)
+        gather_bytes(self.data, lo, hi, out, offsets)
+        return pa.LargeStringArray.from_buffers(a.shape[0], pa.py_buffer(offsets), pa.py_buffer(out)).cast(pa.string())
 
 
 def segment_tokens(segments: pa.Array, starts: pa.Array) -> SegmentTokens:
@@ -203,8 +217,22 @@ def segment_tokens(segments: pa.Array, starts: pa.Array) -> SegmentTokens:
         ids, vocab = np.zeros(0, np.int64), np.zeros(0, dtype=object)
     off = np.zeros(seg_len.shape[0] + 1, np.int64)
     np.cumsum(seg_len, out=off[1:])
+    # each token's bytes in the segments' buffer: a segment's tokens are
+    # separated by one space each
+    flat = flat.cast(pa.large_string())
+    _, seg_offsets, data = flat.buffers()
+    seg_byte = np.frombuffer(seg_offsets, np.int64)[flat.offset:flat.offset + len(flat) + 1]
+    data = np.frombuffer(data, np.uint8) if data is not None else np.zeros(0, np.uint8)
+    tok_len = pc.binary_length(tok).to_numpy(zero_copy_only=False).astype(np.int64) if len(tok) else \
+        np.zeros(0, np.int64)
+    step = tok_len + 1
+    run = np.cumsum(step) - step                       # bytes before the token, from the batch's start
+    seg_first_tok = off[:-1]
+    base = np.repeat(seg_byte[:-1] - (run[seg_first_tok] if len(tok) else 0), seg_len)
+    byte_start = base + run
     return SegmentTokens(ids=ids, vocab=vocab, doc=np.repeat(np.arange(per_doc.shape[0]), per_doc),
-                         first=starts.flatten().to_numpy(zero_copy_only=False).astype(np.int64), off=off)
+                         first=starts.flatten().to_numpy(zero_copy_only=False).astype(np.int64), off=off,
+                         data=data, byte_start=byte_start, byte_end=byte_start + tok_len)
 
 
 def _lists(values: pa.Array, counts: np.ndarray, kind=pa.int64()) -> pa.Array:
@@ -269,12 +297,11 @@ def window_rows(batch: pa.RecordBatch, L: int, bits: np.ndarray) -> pa.RecordBat
     lo = np.minimum.reduceat(left, first)
     hi = np.maximum.reduceat(left, first)
     uniform = (lo == hi) & (lo >= 0)
-    grams = st.vocab[np.stack([st.ids[ws[first] + j] for j in range(L)], axis=1)]
-    texts = [" ".join(g) for g in grams.tolist()]
+    texts = st.texts(ws[first], ws[first] + L)
     left_text = np.where(uniform, st.vocab[np.maximum(lo, 0)] if st.vocab.shape[0] else None, None)
     assert len(texts) == n_groups
     return pa.RecordBatch.from_arrays(
-        [pa.array(h[first].view(np.int64)), pa.array(texts, pa.string()),
+        [pa.array(h[first].view(np.int64)), texts,
          _lists(pa.array(doc), counts), _lists(pa.array(pos), counts), pa.array(uniform),
          pa.array(left_text.tolist(), pa.string())],
         names=["h", "lgram", "doc_id", "pos", "uniform", "left"])
@@ -404,12 +431,11 @@ def interval_rows(batch: pa.RecordBatch, context: int, parts: int) -> pa.RecordB
     seg_end = st.first[i_seg] + st.length[i_seg]
     a = st.off[i_seg] + (i_lo - st.first[i_seg])
     b = st.off[i_seg] + (i_hi - st.first[i_seg])
-    words = st.vocab[st.ids]
-    texts = [" ".join(words[x:y].tolist()) for x, y in zip(a.tolist(), b.tolist())]
+    texts = st.texts(a, b)
     i_row = st.doc[i_seg]
     return pa.RecordBatch.from_arrays(
         [pa.array(part[first]), pa.array(doc_ids[i_row]), pa.array([sites[r] for r in i_row.tolist()], pa.string()),
-         pa.array(i_lo), pa.array(texts, pa.string()), pa.array(i_hi < seg_end),
+         pa.array(i_lo), texts, pa.array(i_hi < seg_end),
          _lists(pa.array(sh), counts), _lists(pa.array(sp), counts)],
         names=["part", "doc_id", "site", "istart", "text", "truncated", "seed_h", "seed_pos"])
 

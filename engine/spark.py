@@ -512,6 +512,51 @@ def counter_map(batches, L: int, n_buckets: int):
                                          names=["c", "counts"])
 
 
+def _rss() -> int:
+    """This process's resident memory now (bytes; 0 where /proc is missing)."""
+    try:
+        with open("/proc/self/statm", encoding="ascii") as fh:
+            return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def measured(name: str, acc, batches):
+    """Yield ``batches``, noting in the accumulator ``acc`` the largest
+    resident memory of the Python worker running stage ``name`` (taken after
+    each output batch, while the stage's input and output are alive)."""
+    for b in batches:
+        acc.add({name: _rss()})
+        yield b
+
+
+def _max_param():
+    from pyspark.accumulators import AccumulatorParam
+
+    class MaxByStage(AccumulatorParam):
+        """The largest value per key (the workers' memory per stage)."""
+
+        def zero(self, value):
+            return {}
+
+        def addInPlace(self, a, b):
+            for k, v in b.items():
+                a[k] = max(a.get(k, 0), v)
+            return a
+    return MaxByStage()
+
+
+def cover_map(batches, L: int):
+    """Covered tokens of the documents of one partition (every frequent
+    L-gram occurrence of its documents)."""
+    from .partitioned import covered_tokens
+    table = _one_table(batches)
+    if table is None:
+        return
+    doc, cov = covered_tokens(table.column("doc_id").to_numpy(), table.column("pos").to_numpy(), L)
+    yield pa.RecordBatch.from_arrays([pa.array(doc), pa.array(cov)], names=["doc_id", "covered_tokens"])
+
+
 def counter_reduce(batches, sigma: int):
     """Step 2's reduce: each chunk's counters summed, its bits."""
     from .partitioned import chunk_bits
@@ -586,12 +631,13 @@ def mine_partitioned(spark, docs, sigma: int, L: int, parts: int | None = None, 
     and Spark's figures."""
     import pyspark.sql.functions as F
     from pyspark import StorageLevel
-    from pyspark.sql import Window
     from .partitioned import (CHUNK, FIRST_CONTEXT, FREQUENT_ROWS, INTERVAL_ROWS, PART_ROWS, WINDOW_ROWS,
                               filter_buckets, window_rows, interval_rows)
     stage = stage or (lambda name, frac: None)
     held, figures = [], {}
     disk = StorageLevel.DISK_ONLY
+    acc = spark.sparkContext.accumulator({}, _max_param())  # the Python workers' memory by stage
+    figures["worker_rss_bytes"] = acc
     base = max(spark.sparkContext.defaultParallelism * 2, 4)
 
     def keep(frame):
@@ -602,9 +648,9 @@ def mine_partitioned(spark, docs, sigma: int, L: int, parts: int | None = None, 
     # step 2: saturating counters per bucket of window hashes, summed by chunk
     n_buckets = buckets or filter_buckets(0)
     n_chunks = n_buckets // CHUNK
-    chunks = (docs.mapInArrow(lambda it: counter_map(it, L, n_buckets), "c long, counts binary")
+    chunks = (docs.mapInArrow(lambda it: measured("count", acc, counter_map(it, L, n_buckets)), "c long, counts binary")
               .repartition(min(n_chunks, base), "c")
-              .mapInArrow(lambda it: counter_reduce(it, sigma), "c long, bits binary").toArrow())
+              .mapInArrow(lambda it: measured("filter", acc, counter_reduce(it, sigma)), "c long, bits binary").toArrow())
     bits = np.zeros(n_buckets // 64, np.uint64)
     words = CHUNK // 64
     for c, b in zip(chunks.column("c").to_pylist(), chunks.column("bits").to_pylist()):
@@ -613,7 +659,7 @@ def mine_partitioned(spark, docs, sigma: int, L: int, parts: int | None = None, 
     figures.update(filter_buckets=n_buckets, filter_buckets_passing=int(np.unpackbits(bits.view(np.uint8)).sum()))
     stage("segments", 0.2)
     bc = spark.sparkContext.broadcast(bits)
-    seg = docs.mapInArrow(lambda it: segments(it, L, bc, bits=True),
+    seg = docs.mapInArrow(lambda it: measured("segments", acc, segments(it, L, bc, bits=True)),
                           "doc_id long, site string, url string, n_tokens long, segments array<string>, "
                           "starts array<long>")
     seg = keep(seg)
@@ -625,18 +671,17 @@ def mine_partitioned(spark, docs, sigma: int, L: int, parts: int | None = None, 
     # phase A: the frequent L-grams exactly, the seeds
     stage("seeds", 0.35)
     part_a = max(base, -(-seg_tokens // (4 << 20)))
-    freq = (seg.mapInArrow(lambda it: (window_rows(b, L, bc.value) for b in it), WINDOW_ROWS)
+    freq = (seg.mapInArrow(lambda it: measured("windows", acc, (window_rows(b, L, bc.value) for b in it)),
+                           WINDOW_ROWS)
             .repartition(part_a, "h")
-            .mapInArrow(lambda it: reduce_frequent(it, sigma), FREQUENT_ROWS))
+            .mapInArrow(lambda it: measured("seeds", acc, reduce_frequent(it, sigma)), FREQUENT_ROWS))
     freq = keep(freq)
     seeds = freq.filter("seed").select("h", "doc_id", "pos")
     n_seeds = seeds.count()
     figures.update(seed_partitions=part_a, seed_occurrences=int(n_seeds))
     # coverage per document: the union of the frequent L-grams' occurrences
-    w = Window.partitionBy("doc_id").orderBy("pos")
-    step = F.least(F.lit(L), F.coalesce(F.lead("pos").over(w) - F.col("pos"), F.lit(L)))
-    covered = freq.select("doc_id", "pos").withColumn("step", step).groupBy("doc_id").agg(
-        F.sum("step").alias("covered_tokens"))
+    covered = (freq.select("doc_id", "pos").repartition(part_a, "doc_id")
+               .mapInArrow(lambda it: measured("coverage", acc, cover_map(it, L)), "doc_id long, covered_tokens long"))
     documents = (seg.select("doc_id", "site", "url", "n_tokens").join(covered, "doc_id", "left")
                  .withColumn("covered_tokens", F.coalesce(F.col("covered_tokens"), F.lit(0)).cast("long"))
                  .withColumn("contamination", F.when(F.col("n_tokens") > 0,
@@ -660,9 +705,10 @@ def mine_partitioned(spark, docs, sigma: int, L: int, parts: int | None = None, 
             per_doc = F.broadcast(per_doc)
         ctx = context
         mined = (body.join(per_doc, "doc_id")
-                 .mapInArrow(lambda it, c=ctx: (interval_rows(b, c, parts) for b in it), INTERVAL_ROWS)
+                 .mapInArrow(lambda it, c=ctx: measured("contexts", acc, (interval_rows(b, c, parts) for b in it)),
+                             INTERVAL_ROWS)
                  .repartition(parts, "part")
-                 .mapInArrow(lambda it, c=ctx: reduce_parts(it, sigma, L, c), PART_ROWS))
+                 .mapInArrow(lambda it, c=ctx: measured("parts", acc, reduce_parts(it, sigma, L, c)), PART_ROWS))
         mined = keep(mined)
         found.append(mined.filter("kind = 0").select("phrase", "length", "df", "occurrences", "sites", "psi"))
         seeds = mined.filter("kind = 1").select("h", "doc_id", "pos")
@@ -731,6 +777,9 @@ def mine_spark(source: str, sigma, min_len: int, out: str | None, master: str | 
             raise BoilerscopeError(f"{source}: doc_id {dup[0]['doc_id']} appears more than once; "
                                    "doc_id must be unique")
         sigma_n = params.sigma_for(n_docs)
+        if sigma_n > n_docs:  # a whole Spark job for an answer known now
+            raise BoilerscopeError(f"sigma {sigma_n} is above the {n_docs:,} documents of {source}: nothing can "
+                                   f"repeat in that many; give at most {n_docs:,}", "sigma")
         timings["read"] = time.perf_counter() - t
         if partitioned and sigma_n >= 2:
             from .partitioned import filter_buckets
@@ -826,6 +875,62 @@ def driver_memory(spark) -> dict:
     return {"driver_heap_bytes": heap, "driver_python_peak_rss_bytes": peak}
 
 
+#: The plan's model, measured on webdocs in local mode (sigma 20, L 10):
+#: bytes of Parquet text per token, segment tokens per token (the repeated
+#: text and the filter's false positives), seed occurrences per segment
+#: token, and a Python worker's resident memory before any data (imports).
+PLAN_BYTES_PER_TOKEN = 6.8
+PLAN_SEGMENT_SHARE = 0.36
+PLAN_SEEDS_PER_SEGMENT_TOKEN = 0.075
+PLAN_WORKER_BASE = 320 << 20
+#: Tokens of context a part is given (the default part count follows).
+PART_TOKENS = 4 << 20
+
+
+def plan_partitioned(source: str, sigma, L: int, parts: int | None = None, cores: int = 2) -> dict:
+    """``--plan``: what the partitioned job would use, from the shards'
+    footers alone (no Spark, no text read): documents, tokens, the filter,
+    batch sizes, partition counts and each stage's memory per task."""
+    import pyarrow.parquet as pq
+    from .partitioned import FIRST_CONTEXT, filter_buckets
+    paths = _paths(source)
+    check_shards(source, paths)
+    rows = text = 0
+    largest = 0
+    for p in paths:
+        if "://" in p or not p.lower().endswith(".parquet"):
+            raise BoilerscopeError(f"{p}: --plan reads Parquet footers; give local Parquet shards")
+        md = pq.read_metadata(p)
+        ti = md.schema.to_arrow_schema().names.index("text")
+        rows += md.num_rows
+        for i in range(md.num_row_groups):
+            text += md.row_group(i).column(ti).total_uncompressed_size
+            largest = max(largest, md.row_group(i).total_byte_size)
+    tokens = int(text / PLAN_BYTES_PER_TOKEN)
+    buckets = filter_buckets(shard_sizes(paths)[1] // 5)
+    base = max(2 * cores, 4)
+    seg_tokens = int(tokens * PLAN_SEGMENT_SHARE)
+    part_a = max(base, -(-seg_tokens // (4 << 20)))
+    seeds = int(seg_tokens * PLAN_SEEDS_PER_SEGMENT_TOKEN)
+    context = max(FIRST_CONTEXT, 2 * L)
+    n_parts = parts or max(base, -(-seeds * context // PART_TOKENS))
+    brows = batch_rows(paths)
+    batch = min(BATCH_BYTES, text // max(rows, 1) * brows)
+    w = PLAN_WORKER_BASE
+    per_task = {  # a Python worker's resident memory per stage (bytes), the model
+        "count": w + buckets + 6 * batch,
+        "segments": w + 8 * batch,
+        "seeds": w + (seg_tokens // part_a) * 48,
+        "parts": w + (seeds * context // n_parts) * 40,
+    }
+    return {"shards": len(paths), "documents": rows, "text_bytes": text, "tokens_estimated": tokens,
+            "largest_row_group_bytes": largest, "batch_rows": brows, "filter_buckets": buckets,
+            "driver_filter_bytes": buckets // 8, "segment_tokens_estimated": seg_tokens,
+            "seed_partitions": part_a, "seed_occurrences_estimated": seeds, "parts": n_parts,
+            "first_context": context, "worker_bytes_per_task": per_task,
+            "executor_heap_bytes": 4 * batch + largest}
+
+
 def _run_partitioned(spark, docs, source, sigma, sigma_n, L, out, n_docs, replaced, parts, context, buckets,
                      stage, timings, t0) -> RunSummary:
     """The partitioned job's steps 2-4 and its result files (written by the
@@ -854,7 +959,8 @@ def _run_partitioned(spark, docs, source, sigma, sigma_n, L, out, n_docs, replac
             sigma=sigma_n, sigma_given=str(sigma), min_len=L, algo="bloomspan", algo_used="bloomspan",
             documents=n_docs, tokens=int(totals["t"] or 0), covered_tokens=int(totals["c"] or 0),
             phrases=int(n_phrases), blocks=None,
-            spark={**figures, "step4": "partitioned", "partitions": docs.rdd.getNumPartitions(),
+            spark={**figures, "worker_rss_bytes": dict(sorted(figures["worker_rss_bytes"].value.items())),
+                   "step4": "partitioned", "partitions": docs.rdd.getNumPartitions(),
                    "replaced_payloads": replaced, **driver_memory(spark)})
 
         def writer(frame):

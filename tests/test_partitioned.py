@@ -110,3 +110,25 @@ def test_filter_and_coverage_helpers():
 def test_sigma_one_is_refused():
     with pytest.raises(ValueError, match="sigma >= 2"):
         simulate(["a b c"], 1, 2)
+
+
+def test_plan_reads_only_the_footers(cli, tmp_path):
+    """--plan: the partitioned job's partitions, filter and memory per stage
+    from the shards' footers, no Spark started (it runs in make test)."""
+    table = pq.read_table(os.path.join(ROOT, "data", "demo.parquet"))
+    os.makedirs(tmp_path / "in")
+    for k in range(3):
+        pq.write_table(table.slice(k * 800, 800), tmp_path / "in" / f"part-{k}.parquet", row_group_size=100)
+    status, out, err = cli("mine", "in", "--engine", "spark", "--partitioned", "--plan", "--master", "local[4]",
+                           "--sigma", "20", "--min-len", "10")
+    assert status == 0, err
+    assert "3 shards, 2,400 documents" in out and "parts: 8" in out  # 2 x 4 cores, the floor
+    assert "python worker per task, parts" in out and "MB on the driver" in out
+    assert not (tmp_path / "res").exists()
+    from tests.support import assert_one_line_error
+    assert_one_line_error(*cli("mine", "in", "--engine", "spark", "--plan"), "--plan is for --partitioned")
+    assert_one_line_error(*cli("mine", "in", "--plan"), "--plan is for --engine spark")
+    (tmp_path / "j").mkdir()
+    (tmp_path / "j" / "a.jsonl").write_text('{"text": "a b"}\n')
+    assert_one_line_error(*cli("mine", "j", "--engine", "spark", "--partitioned", "--plan"),
+                          "--plan reads Parquet footers")

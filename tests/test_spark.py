@@ -465,3 +465,25 @@ def test_partitioned_task_failure_is_retried(tmp_path):
     files = partitioned_files(str(tmp_path / "res"))
     got = {tuple(p.split(" ")): (d, o) for p, d, o in files["phrases"].select("phrase", "df", "occurrences").rows()}
     assert got == want and files["documents"]["covered_tokens"].to_list() == covered
+
+
+def test_partitioned_faults_sigma_and_a_vanished_shard(spark, tmp_path, monkeypatch):
+    """sigma above the document count: one line before any mining; a shard
+    removed between the footers' check and Spark's read: one line naming it,
+    no result folder."""
+    import engine.spark as es
+    folder = write_shards(str(tmp_path / "a"), ["x y z w"] * 6, [2, 4])
+    for partitioned in (True, False):
+        with pytest.raises(BoilerscopeError, match="sigma 7 is above the 6 documents"):
+            mine_spark(folder, 7, 2, str(tmp_path / "out"), spark=spark, partitioned=partitioned)
+    checked = es.check_shards
+
+    def check_then_remove(source, paths):
+        offsets = checked(source, paths)
+        os.remove(os.path.join(folder, "part-001.parquet"))
+        return offsets
+    monkeypatch.setattr(es, "check_shards", check_then_remove)
+    with pytest.raises(BoilerscopeError, match="part-001.parquet") as err:
+        mine_spark(folder, 2, 2, str(tmp_path / "out"), spark=spark, partitioned=True)
+    assert "\n" not in str(err.value)
+    assert not os.path.exists(tmp_path / "out")

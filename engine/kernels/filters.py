@@ -45,3 +45,17 @@ def bits_have(bits, h, out):
     for i in range(h.shape[0]):
         j = mix64(h[i]) & mask
         out[i] = (bits[j >> np.uint64(6)] >> (j & np.uint64(63))) & np.uint64(1)
+
+
+@njit(**NJIT)
+def gather_bytes(data, starts, ends, out, out_offsets):
+    """Copy ``data[starts[i]:ends[i]]`` one after another into ``out``
+    (sized to the total), their bounds into ``out_offsets`` (len n + 1):
+    the texts of intervals and L-grams cut from a batch's segments."""
+    at = 0
+    out_offsets[0] = 0
+    for i in range(starts.shape[0]):
+        for j in range(starts[i], ends[i]):
+            out[at] = data[j]
+            at += 1
+        out_offsets[i + 1] = at
