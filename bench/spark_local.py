@@ -1,6 +1,7 @@
 """Spark local mode against the local engine on the same shards (issue 8).
 
     python bench/spark_local.py [--corpus webdocs] [--shards 8] [--runs 3] [--master local[2]]
+                                [--engines local spark spark-partitioned]
 
 The corpus (``../shared/corpora``) is cut into Parquet shards once; each run
 is ``boilerscope mine SHARDS --out DIR`` (the local engine: ingest into a
@@ -8,7 +9,9 @@ fresh store, then mine) or the same with ``--engine spark``, each in its own
 process.  Wall time is the median of the runs after one warm-up; peak memory
 is the largest sum of RSS over the run's process tree (Spark's JVM is a
 child of the Python driver), sampled every 0.2 s from /proc.  The result
-files of the two engines are compared byte for byte.  Results:
+files of the engines are compared with the local engine's: byte for byte for
+``spark`` (step 4 on the driver), row for row for ``spark-partitioned``
+(``--partitioned``: folders of parts; phrases without block_id).  Results:
 bench/results/spark_local.json and .md.
 """
 from __future__ import annotations
@@ -71,7 +74,11 @@ def main():
     ap.add_argument("--master", default="local[2]")
     ap.add_argument("--sigma", default="20")
     ap.add_argument("--min-len", default="10")
+    ap.add_argument("--engines", nargs="+", default=["local", "spark", "spark-partitioned"],
+                    choices=["local", "spark", "spark-partitioned"])
     a = ap.parse_args()
+    if a.engines[0] != "local":
+        a.engines.insert(0, "local")  # the baseline of every ratio
     work = os.path.join(HERE, "work", "spark-local")
     shards = os.path.join(work, f"{a.corpus}-shards")
     if not os.path.isdir(shards):
@@ -81,7 +88,7 @@ def main():
         for k in range(a.shards):
             pq.write_table(t.slice(k * step, step), os.path.join(shards, f"part-{k:03d}.parquet"))
     rows = {}
-    for label in ("local", "spark"):
+    for label in a.engines:
         times, peaks = [], []
         for i in range(a.runs + 1):
             out = os.path.join(work, f"out-{label}")
@@ -90,7 +97,8 @@ def main():
                 if os.path.exists(path):
                     os.remove(path)
             shutil.rmtree(db + ".arrays", ignore_errors=True)
-            extra = ["--engine", "spark", "--master", a.master] if label == "spark" else ["--db", db]
+            extra = {"local": ["--db", db], "spark": ["--engine", "spark", "--master", a.master],
+                     "spark-partitioned": ["--engine", "spark", "--master", a.master, "--partitioned"]}[label]
             s, p = run(["mine", shards, "--sigma", a.sigma, "--min-len", a.min_len, "--out", out, "--quiet",
                         *extra])
             if i:  # the first run warms up (numba cache, JVM classes, page cache)
@@ -101,10 +109,18 @@ def main():
             summary = json.load(fh)
         rows[label] = {"seconds": statistics.median(times), "runs": times, "peak_rss": max(peaks),
                        "summary_seconds": summary.get("seconds")}
-    same = {name: open(os.path.join(work, "out-local", name), "rb").read()
-            == open(os.path.join(work, "out-spark", name), "rb").read()
-            for name in ("phrases.parquet", "documents.parquet", "sites.parquet")}
-    result = {"corpus": a.corpus, "shards": a.shards, "master": a.master, "rows": rows, "identical_files": same}
+    import polars as pl
+    same = {}
+    for label in a.engines[1:]:
+        for name in ("phrases.parquet", "documents.parquet", "sites.parquet"):
+            mine_, local = os.path.join(work, f"out-{label}", name), os.path.join(work, "out-local", name)
+            if label == "spark":
+                same[f"{label}/{name}"] = open(mine_, "rb").read() == open(local, "rb").read()
+            else:
+                want = pl.read_parquet(local)
+                same[f"{label}/{name}"] = pl.read_parquet(mine_).equals(
+                    want.drop("block_id") if "block_id" in want.columns else want)
+    result = {"corpus": a.corpus, "shards": a.shards, "master": a.master, "rows": rows, "identical": same}
     with open(os.path.join(HERE, "results", "spark_local.json"), "w") as fh:
         json.dump(result, fh, indent=1)
     lines = [f"{a.corpus} in {a.shards} Parquet shards, sigma {a.sigma}, L {a.min_len}; median of {a.runs} runs "
@@ -112,10 +128,11 @@ def main():
              "| engine | median s | peak RSS GiB | stages (last run, s) |", "|---|---:|---:|---|"]
     for label, r in rows.items():
         stages = ", ".join(f"{k} {v:.1f}" for k, v in (r["summary_seconds"] or {}).items())
-        lines.append(f"| {label}{' (' + a.master + ')' if label == 'spark' else ''} | {r['seconds']:.1f} | "
+        lines.append(f"| {label}{' (' + a.master + ')' if label != 'local' else ''} | {r['seconds']:.1f} | "
                      f"{r['peak_rss'] / 2**30:.2f} | {stages} |")
-    lines += ["", f"Result files identical byte for byte: {same}",
-              f"Spark / local time: {rows['spark']['seconds'] / rows['local']['seconds']:.2f}x"]
+    lines += ["", f"Identical to the local engine's (spark: bytes; spark-partitioned: rows, block_id aside): {same}"]
+    lines += [f"{label} / local time: {rows[label]['seconds'] / rows['local']['seconds']:.2f}x, peak RSS "
+              f"{rows[label]['peak_rss'] / rows['local']['peak_rss']:.2f}x" for label in a.engines[1:]]
     with open(os.path.join(HERE, "results", "spark_local.md"), "w") as fh:
         fh.write("\n".join(lines) + "\n")
     print("\n".join(lines))

@@ -527,14 +527,8 @@ def _mine_one_part(table: pa.Table, sigma: int, L: int, context: int, workers: i
     seed_of = np.empty_like(seed)
     seed_of[order] = seed
     n_seeds = int(seed.max()) + 1 if seed.shape[0] else 0
-    # truncation: a range holding [s, s + C) from a start in a truncated interval
-    rng_pos = np.asarray(res.rng_pos, np.int64)
-    rng_end = rng_pos + np.asarray(res.rng_len, np.int64)
-    j = np.searchsorted(rng_pos, start, side="right") - 1
-    reach = np.where(j >= 0, rng_end[np.maximum(j, 0)], -1) >= start + context
-    flag = truncated[s_row] & reach
-    flagged = np.zeros(n_seeds, bool)
-    flagged[seed_of[flag]] = True
+    flagged = long_seeds(tokens, start, seed_of, n_seeds, tok_start[s_row] + row_len[s_row], truncated[s_row],
+                         pdoc[s_row], sigma, context)
     is_start = np.full(tokens.shape[0], -1, np.int64)
     is_start[start] = seed_of
     # the maximal phrases of this round's unflagged seeds
@@ -597,6 +591,40 @@ def _mine_one_part(table: pa.Table, sigma: int, L: int, context: int, workers: i
          tail(s_h[redo]), tail(doc_id[s_row[redo]]), tail(s_pos[redo])],
         names=["kind", "phrase", "length", "df", "occurrences", "sites", "psi", "occ_doc", "occ_pos",
                "h", "doc_id", "pos"])
+
+
+def long_seeds(tokens, start, seed_of, n_seeds, end, truncated, doc, sigma: int, context: int) -> np.ndarray:
+    """The truncation test: seeds with a frequent phrase of ``context``
+    tokens starting at one of their starts, one of whose occurrences sits in
+    a truncated interval.  The context-grams of the starts with room for one
+    (``end`` - start >= context) are hashed (a polynomial hash from prefix
+    sums, O(1) each) and counted in distinct documents per hash; a collision
+    only merges counts, so it can flag a seed for nothing (a redo), never
+    miss one.  A seed not flagged has no frequent phrase of ``context``
+    tokens, hence none longer: its answer is exact at this context."""
+    from .kernels.filters import prefix_hashes
+    from .kernels.hashing import POLY
+    flagged = np.zeros(n_seeds, bool)
+    room = np.flatnonzero(end - start >= context)
+    if room.shape[0] < sigma:
+        return flagged
+    prefix = np.empty(tokens.shape[0] + 1, np.uint64)
+    prefix_hashes(tokens, prefix)
+    with np.errstate(over="ignore"):
+        power = np.uint64(1)
+        for _ in range(context):
+            power = power * POLY
+        s = start[room]
+        h = prefix[s + context] - prefix[s] * power
+    order = np.lexsort((doc[room], h))
+    h_o, d_o = h[order], doc[room][order]
+    new_doc = np.concatenate(([True], (h_o[1:] != h_o[:-1]) | (d_o[1:] != d_o[:-1])))
+    grp_start = np.flatnonzero(np.concatenate(([True], h_o[1:] != h_o[:-1])))
+    grp = np.cumsum(np.concatenate(([True], h_o[1:] != h_o[:-1]))) - 1
+    df = np.bincount(grp[new_doc], minlength=grp_start.shape[0])
+    hot = (df >= sigma)[grp] & truncated[room][order]
+    flagged[seed_of[room[order][hot]]] = True
+    return flagged
 
 
 def _empty_part_rows() -> pa.RecordBatch:

@@ -694,9 +694,11 @@ def mine_partitioned(spark, docs, sigma: int, L: int, parts: int | None = None, 
     parts = parts or max(base, -(-n_seeds * context // (4 << 20)))
     figures["parts"] = parts
     found, rounds = [], 0
+    figures["round_seeds"] = []
     body = seg.select("doc_id", "site", "segments", "starts")
     while n_seeds:
         rounds += 1
+        figures["round_seeds"].append(int(n_seeds))
         stage(f"mine (round {rounds}, context {context})", min(0.9, 0.45 + 0.1 * rounds))
         per_doc = seeds.groupBy("doc_id").agg(F.collect_list(F.struct("h", "pos")).alias("seeds"))
         if rounds > 1 and n_seeds <= BROADCAST_SEEDS:
