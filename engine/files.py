@@ -197,6 +197,9 @@ class ResultSet:
             for name in _listdir(self.out):
                 if name in RESULT_FILES and name not in mine:
                     src, dst = os.path.join(self.out, name), os.path.join(self.new, name)
+                    if os.path.isdir(src):  # a folder of parts (the Spark engine's)
+                        shutil.copytree(src, dst)
+                        continue
                     try:
                         os.link(src, dst)
                     except OSError:

@@ -1,5 +1,5 @@
 """Step 4 of the Spark job, partitioned: exact mining of the maximal phrases
-across executors, no step holding more than its share of the repeated text.
+across executors, the driver holding nothing that grows with the corpus.
 
 The functions here are the maps and per-partition reductions of that step,
 on Arrow batches and numpy arrays; :mod:`engine.spark` wires them with
@@ -48,14 +48,17 @@ such Y the pseudo df is the real df.  A left extension a.Y that is frequent
 lies inside a segment, so its occurrences' left tokens are visible too: left
 maximality is decided exactly.  Right maximality of Y needs its extensions of
 length |Y| + 1: exact while |Y| < C.  So if no phrase of length >= C grows
-from the seed's occurrences, its answer is exact.  *Truncation test*: the
-engine's covered ranges are maximal and ordered, so when the DFS from an
-occurrence s reaches depth C some range holds [s, s + C); a seed with such an
-occurrence in a truncated interval is *flagged*, its answer dropped, and its
-occurrences go to the next round with C doubled (a flag caused by another
-seed's long phrase only costs a redo).  An interval that reaches its segment's
-end is never truncated, so the rounds end once C exceeds the longest segment;
-each round re-reads only the flagged seeds' occurrences.
+from the seed's occurrences, its answer is exact.  *Truncation test*
+(:func:`long_seeds`): a phrase of length >= C has a prefix of exactly C
+tokens, as frequent, and that prefix is fully visible at all its
+occurrences; so the C-grams at the seed starts with room for one are hashed
+and counted in distinct documents, and a seed with a frequent C-gram one of
+whose occurrences lies in a truncated interval is *flagged*: its answer is
+dropped and its occurrences go to the next round with C doubled (a hash
+collision only merges counts: a flag for nothing, never a miss).  An interval
+that reaches its segment's end is never truncated, so the rounds end once C
+exceeds the longest segment; each round reads the segments again but mines
+only the flagged seeds' occurrences.
 
 A reported maximal phrase belongs to the part's round when its occurrences
 are starts of the round's seeds (all of them are, or none: an occurrence at a
@@ -66,10 +69,16 @@ Departures and limits
 ---------------------
 * sigma 1 is not partitioned (its maximal phrases are whole documents, a
   comparison of whole documents, not of seeds); :mod:`engine.spark` says so.
-* A part holds every occurrence of its seeds with C tokens each: a seed found
-  in most documents (a site-wide navigation bar) makes its part large.  The
-  part counts grow with the seed occurrences, so the *share* is bounded, but
-  one seed is not split.
+* A part holds every occurrence of its seeds with C tokens each, and phase A
+  every occurrence of an L-gram in one task: a seed found in most documents
+  (a header opening every page, never pruned since its left token is outside
+  the segments) makes its task and its part large, doubling with each round
+  its phrase needs.  The part counts grow with the seed occurrences, so the
+  *share* is bounded on average, but one seed is not split (nor, within a
+  part, are more than 2^31 tokens: the local engine's positions).
+* The frequent-window filter has at most 64 Mi buckets: past a few GB of
+  text most buckets pass, and the segments grow toward the whole corpus
+  (results unchanged, cost up).
 * Nested repeats (a run of k copies of one token) merge into one interval
   per run and part: linear text, and the engine's own quadratic growth.
 
@@ -80,6 +89,7 @@ engine's cost on each part's text; rounds at most log2(longest segment / C0)
 """
 from __future__ import annotations
 
+import hashlib
 import logging
 from dataclasses import dataclass
 
@@ -91,6 +101,108 @@ import pyarrow.compute as pc
 from .coverage import distinct_per_group
 
 log = logging.getLogger(__name__)
+
+# --------------------------------------------------------------------------
+# the job's document maps (steps 2 and 3 of engine.spark, both paths)
+
+WINDOW_MULT = np.uint64(0x9E3779B97F4A7C15)   # odd: the window hash's multiplier
+
+
+def token_hashes(vocab: list[str]) -> np.ndarray:
+    """A 64-bit hash of each token's text (the same in every partition)."""
+    return np.frombuffer(b"".join(hashlib.blake2b(t.encode("utf-8"), digest_size=8).digest() for t in vocab),
+                         np.uint64).copy() if vocab else np.zeros(0, np.uint64)
+
+
+def window_hashes(th: np.ndarray, doc_offsets: np.ndarray, L: int) -> tuple[np.ndarray, np.ndarray]:
+    """Hash of every L-token window inside one document: (hashes, start positions)."""
+    n = th.shape[0]
+    if n < L:
+        return np.zeros(0, np.uint64), np.zeros(0, np.int64)
+    lengths = np.diff(doc_offsets)
+    doc_end = np.repeat(doc_offsets[1:], lengths)
+    starts = np.flatnonzero(np.arange(n - L + 1) + L <= doc_end[:n - L + 1])
+    h = np.zeros(starts.shape[0], np.uint64)
+    with np.errstate(over="ignore"):
+        for k in range(L):
+            h = h * WINDOW_MULT + th[starts + k]
+        h ^= h >> np.uint64(31)
+    return h, starts
+
+
+def normalize_batch(batch: pa.RecordBatch) -> tuple[pa.Array, pa.Array, list, list]:
+    """doc_id, text (nulls empty), site and url lists of one batch, as engine.snapshot."""
+    from .snapshot import sites_of
+    names = batch.schema.names
+    text = batch.column(names.index("text")).cast(pa.large_string())
+    text = pc.fill_null(text, "") if text.null_count else text
+    urls = batch.column(names.index("url")).to_pylist() if "url" in names else [None] * batch.num_rows
+    sites = batch.column(names.index("site")).to_pylist() if "site" in names else [None] * batch.num_rows
+    sites = sites_of(sites, urls)
+    return batch.column(names.index("doc_id")).cast(pa.int64()), text, sites, urls
+
+
+def tokenize_text(text):
+    from .tokenizer import tokenize_arrow
+    return tokenize_arrow(text, workers=1)
+
+
+def count_windows(batches, L: int):
+    """Step 2's map: (window hash, documents of the batch holding it)."""
+    for b in batches:
+        _, text, _, _ = normalize_batch(b)
+        tk = tokenize_text(text)
+        h, starts = window_hashes(token_hashes(tk.vocab)[tk.tokens], tk.doc_offsets, L)
+        if h.shape[0] == 0:
+            continue
+        doc = np.searchsorted(tk.doc_offsets, starts, side="right") - 1
+        order = np.lexsort((doc, h))
+        h, doc = h[order], doc[order]
+        new = np.ones(h.shape[0], bool)
+        new[1:] = (h[1:] != h[:-1]) | (doc[1:] != doc[:-1])
+        keys, counts = np.unique(h[new], return_counts=True)
+        yield pa.RecordBatch.from_arrays([pa.array(keys.view(np.int64)), pa.array(counts.astype(np.int64))],
+                                         names=["h", "n"])
+
+
+def segments(batches, L: int, frequent, bits: bool = False):
+    """Step 3's map: per document its id, site, url, token count and
+    segments (the tokens of each, joined by spaces).  ``frequent``: the
+    sorted frequent window hashes, or with ``bits`` the partitioned job's
+    filter (:func:`engine.partitioned.filter_has`); either may be a broadcast."""
+    F = frequent.value if hasattr(frequent, "value") else frequent  # a broadcast: read once per partition
+    for b in batches:
+        doc_id, text, sites, urls = normalize_batch(b)
+        tk = tokenize_text(text)
+        h, starts = window_hashes(token_hashes(tk.vocab)[tk.tokens], tk.doc_offsets, L)
+        n = tk.tokens.shape[0]
+        if h.shape[0]:
+            hit = starts[filter_has(F, h) if bits else np.isin(h, F)]
+        else:
+            hit = starts
+        delta = np.zeros(n + 1, np.int64)
+        np.add.at(delta, hit, 1)
+        np.add.at(delta, hit + L, -1)
+        covered = np.cumsum(delta[:n]) > 0
+        vocab = np.asarray(tk.vocab, dtype=object)
+        segs, firsts = [], []
+        for d in range(tk.n_docs):
+            a, e = int(tk.doc_offsets[d]), int(tk.doc_offsets[d + 1])
+            m = covered[a:e]
+            out, at = [], []
+            if m.any():
+                edges = np.flatnonzero(np.diff(np.concatenate(([0], m.astype(np.int8), [0]))))
+                for s, t in zip(edges[0::2].tolist(), edges[1::2].tolist()):
+                    out.append(" ".join(vocab[tk.tokens[a + s:a + t]].tolist()))
+                    at.append(s)
+            segs.append(out)
+            firsts.append(at)
+        yield pa.RecordBatch.from_arrays(
+            [doc_id, pa.array(sites, pa.string()), pa.array(urls, pa.string()),
+             pa.array(np.diff(tk.doc_offsets).astype(np.int64)), pa.array(segs, pa.list_(pa.large_string())),
+             pa.array(firsts, pa.list_(pa.int64()))],
+            names=["doc_id", "site", "url", "n_tokens", "segments", "starts"])
+
 
 #: The first round's context (tokens after a seed's start); doubled per round.
 FIRST_CONTEXT = 64
@@ -130,11 +242,10 @@ def count_chunks(counters: np.ndarray):
 def window_counters(batches, L: int, n_buckets: int) -> np.ndarray:
     """Step 2's map: the counters of a partition's documents' windows."""
     from .kernels.filters import count_buckets
-    from .spark import _normalize, _tokenize, token_hashes, window_hashes
     counters = np.zeros(n_buckets, np.uint8)
     for b in batches:
-        _, text, _, _ = _normalize(b)
-        tk = _tokenize(text)
+        _, text, _, _ = normalize_batch(b)
+        tk = tokenize_text(text)
         if tk.tokens.shape[0] == 0:
             continue
         h, _ = window_hashes(token_hashes(tk.vocab)[tk.tokens], tk.doc_offsets, L)
@@ -273,7 +384,6 @@ def window_rows(batch: pa.RecordBatch, L: int, bits: np.ndarray) -> pa.RecordBat
     positions (a document may repeat), and whether every occurrence here has
     the same left token inside its segment (``uniform``, that token in
     ``left``)."""
-    from .spark import token_hashes, window_hashes
     names = batch.schema.names
     doc_ids = batch.column(names.index("doc_id")).to_numpy(zero_copy_only=False).astype(np.int64)
     st = segment_tokens(batch.column(names.index("segments")), batch.column(names.index("starts")))
@@ -419,7 +529,8 @@ def interval_rows(batch: pa.RecordBatch, context: int, parts: int) -> pa.RecordB
     # merge the overlapping intervals of one (part, segment)
     new_grp = np.concatenate(([True], (part[1:] != part[:-1]) | (seg[1:] != seg[:-1])))
     grp_id = np.cumsum(new_grp) - 1
-    hi_run = np.maximum.accumulate(grp_id * (big << np.int64(2)) + hi) - grp_id * (big << np.int64(2))
+    span = np.int64(1) << np.int64(32)  # positions in a document are below 2^32, groups below 2^31
+    hi_run = np.maximum.accumulate(grp_id * span + hi) - grp_id * span
     new = new_grp.copy()
     new[1:] |= lo[1:] > hi_run[:-1]
     first = np.flatnonzero(new)
@@ -653,7 +764,6 @@ def simulate(texts: list[str], sigma: int, L: int, parts: int = 3, batches: int 
     shuffle partitions; the first round at ``context``; ``buckets`` filter
     buckets).  Returns (phrases frame as phrases.parquet without block_id,
     covered tokens per document, rounds)."""
-    from .spark import segments
     if sigma < 2:
         raise ValueError("the partitioned step needs sigma >= 2")
     n = len(texts)

@@ -76,7 +76,6 @@ per batch; step 4 is the local engine's cost on the segments.
 """
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 import sys
@@ -97,111 +96,14 @@ from .snapshot import suffix_of
 from .files import write_result_set
 from .params import RunParams
 from .planner import mine_tokens
+from .partitioned import count_windows, segments
 from .runner import publish_run, result_set
 from .summary import RunSummary
 
 log = logging.getLogger(__name__)
 
 DEFAULT_MASTER = "local[*]"
-_MULT = np.uint64(0x9E3779B97F4A7C15)   # odd: the window hash's multiplier
 _SEP = "\x00"                          # never in a token: names the separators
-
-
-def token_hashes(vocab: list[str]) -> np.ndarray:
-    """A 64-bit hash of each token's text (the same in every partition)."""
-    return np.frombuffer(b"".join(hashlib.blake2b(t.encode("utf-8"), digest_size=8).digest() for t in vocab),
-                         np.uint64).copy() if vocab else np.zeros(0, np.uint64)
-
-
-def window_hashes(th: np.ndarray, doc_offsets: np.ndarray, L: int) -> tuple[np.ndarray, np.ndarray]:
-    """Hash of every L-token window inside one document: (hashes, start positions)."""
-    n = th.shape[0]
-    if n < L:
-        return np.zeros(0, np.uint64), np.zeros(0, np.int64)
-    lengths = np.diff(doc_offsets)
-    doc_end = np.repeat(doc_offsets[1:], lengths)
-    starts = np.flatnonzero(np.arange(n - L + 1) + L <= doc_end[:n - L + 1])
-    h = np.zeros(starts.shape[0], np.uint64)
-    with np.errstate(over="ignore"):
-        for k in range(L):
-            h = h * _MULT + th[starts + k]
-        h ^= h >> np.uint64(31)
-    return h, starts
-
-
-def _normalize(batch: pa.RecordBatch) -> tuple[pa.Array, pa.Array, list, list]:
-    """doc_id, text (nulls empty), site and url lists of one batch, as engine.snapshot."""
-    from .snapshot import sites_of
-    names = batch.schema.names
-    text = batch.column(names.index("text")).cast(pa.large_string())
-    text = pc.fill_null(text, "") if text.null_count else text
-    urls = batch.column(names.index("url")).to_pylist() if "url" in names else [None] * batch.num_rows
-    sites = batch.column(names.index("site")).to_pylist() if "site" in names else [None] * batch.num_rows
-    sites = sites_of(sites, urls)
-    return batch.column(names.index("doc_id")).cast(pa.int64()), text, sites, urls
-
-
-def _tokenize(text):
-    from .tokenizer import tokenize_arrow
-    return tokenize_arrow(text, workers=1)
-
-
-def count_windows(batches, L: int):
-    """Step 2's map: (window hash, documents of the batch holding it)."""
-    for b in batches:
-        _, text, _, _ = _normalize(b)
-        tk = _tokenize(text)
-        h, starts = window_hashes(token_hashes(tk.vocab)[tk.tokens], tk.doc_offsets, L)
-        if h.shape[0] == 0:
-            continue
-        doc = np.searchsorted(tk.doc_offsets, starts, side="right") - 1
-        order = np.lexsort((doc, h))
-        h, doc = h[order], doc[order]
-        new = np.ones(h.shape[0], bool)
-        new[1:] = (h[1:] != h[:-1]) | (doc[1:] != doc[:-1])
-        keys, counts = np.unique(h[new], return_counts=True)
-        yield pa.RecordBatch.from_arrays([pa.array(keys.view(np.int64)), pa.array(counts.astype(np.int64))],
-                                         names=["h", "n"])
-
-
-def segments(batches, L: int, frequent, bits: bool = False):
-    """Step 3's map: per document its id, site, url, token count and
-    segments (the tokens of each, joined by spaces).  ``frequent``: the
-    sorted frequent window hashes, or with ``bits`` the partitioned job's
-    filter (:func:`engine.partitioned.filter_has`); either may be a broadcast."""
-    from .partitioned import filter_has
-    F = frequent.value if hasattr(frequent, "value") else frequent  # a broadcast: read once per partition
-    for b in batches:
-        doc_id, text, sites, urls = _normalize(b)
-        tk = _tokenize(text)
-        h, starts = window_hashes(token_hashes(tk.vocab)[tk.tokens], tk.doc_offsets, L)
-        n = tk.tokens.shape[0]
-        if h.shape[0]:
-            hit = starts[filter_has(F, h) if bits else np.isin(h, F)]
-        else:
-            hit = starts
-        delta = np.zeros(n + 1, np.int64)
-        np.add.at(delta, hit, 1)
-        np.add.at(delta, hit + L, -1)
-        covered = np.cumsum(delta[:n]) > 0
-        vocab = np.asarray(tk.vocab, dtype=object)
-        segs, firsts = [], []
-        for d in range(tk.n_docs):
-            a, e = int(tk.doc_offsets[d]), int(tk.doc_offsets[d + 1])
-            m = covered[a:e]
-            out, at = [], []
-            if m.any():
-                edges = np.flatnonzero(np.diff(np.concatenate(([0], m.astype(np.int8), [0]))))
-                for s, t in zip(edges[0::2].tolist(), edges[1::2].tolist()):
-                    out.append(" ".join(vocab[tk.tokens[a + s:a + t]].tolist()))
-                    at.append(s)
-            segs.append(out)
-            firsts.append(at)
-        yield pa.RecordBatch.from_arrays(
-            [doc_id, pa.array(sites, pa.string()), pa.array(urls, pa.string()),
-             pa.array(np.diff(tk.doc_offsets).astype(np.int64)), pa.array(segs, pa.list_(pa.large_string())),
-             pa.array(firsts, pa.list_(pa.int64()))],
-            names=["doc_id", "site", "url", "n_tokens", "segments", "starts"])
 
 
 def session(master: str | None = None, conf: dict | None = None):
@@ -558,15 +460,20 @@ def cover_map(batches, L: int):
 
 
 def counter_reduce(batches, sigma: int):
-    """Step 2's reduce: each chunk's counters summed, its bits."""
+    """Step 2's reduce: each chunk's counters summed as they come (one
+    running total per chunk of this partition), then its bits."""
+    from .kernels.filters import add_saturating
     from .partitioned import chunk_bits
-    table = _one_table(batches)
-    if table is None:
-        return
-    chunks = table.column("c").to_numpy()
-    counts = table.column("counts").to_pylist()
-    for c in np.unique(chunks).tolist():
-        bits = chunk_bits([np.frombuffer(counts[i], np.uint8) for i in np.flatnonzero(chunks == c).tolist()], sigma)
+    totals: dict[int, np.ndarray] = {}
+    for b in batches:
+        for c, counts in zip(b.column(0).to_pylist(), b.column(1).to_pylist()):
+            part = np.frombuffer(counts, np.uint8)
+            if c in totals:
+                add_saturating(totals[c], part)
+            else:
+                totals[c] = part.copy()
+    for c in sorted(totals):
+        bits = chunk_bits([totals.pop(c)], sigma)
         yield pa.RecordBatch.from_arrays([pa.array([c], pa.int64()), pa.array([bits.tobytes()], pa.binary())],
                                          names=["c", "bits"])
 
@@ -648,7 +555,9 @@ def mine_partitioned(spark, docs, sigma: int, L: int, parts: int | None = None, 
     # step 2: saturating counters per bucket of window hashes, summed by chunk
     n_buckets = buckets or filter_buckets(0)
     n_chunks = n_buckets // CHUNK
-    chunks = (docs.mapInArrow(lambda it: measured("count", acc, counter_map(it, L, n_buckets)), "c long, counts binary")
+    # a counter array per counting task: as many tasks as cores, whatever the input partitions
+    chunks = (docs.coalesce(base).mapInArrow(lambda it: measured("count", acc, counter_map(it, L, n_buckets)),
+                                             "c long, counts binary")
               .repartition(min(n_chunks, base), "c")
               .mapInArrow(lambda it: measured("filter", acc, counter_reduce(it, sigma)), "c long, bits binary").toArrow())
     bits = np.zeros(n_buckets // 64, np.uint64)
@@ -656,7 +565,7 @@ def mine_partitioned(spark, docs, sigma: int, L: int, parts: int | None = None, 
     for c, b in zip(chunks.column("c").to_pylist(), chunks.column("bits").to_pylist()):
         bits[c * words:(c + 1) * words] = np.frombuffer(b, np.uint64)
     del chunks
-    figures.update(filter_buckets=n_buckets, filter_buckets_passing=int(np.unpackbits(bits.view(np.uint8)).sum()))
+    figures.update(filter_buckets=n_buckets, filter_buckets_passing=int(np.bitwise_count(bits).sum()))
     stage("segments", 0.2)
     bc = spark.sparkContext.broadcast(bits)
     seg = docs.mapInArrow(lambda it: measured("segments", acc, segments(it, L, bc, bits=True)),
@@ -745,8 +654,8 @@ def mine_spark(source: str, sigma, min_len: int, out: str | None, master: str | 
         raise BoilerscopeError("the Spark engine needs somewhere to put the results: give {out} DIR or {db} STORE",
                                "out", "db")
     if partitioned and db is not None:
-        raise BoilerscopeError("--partitioned writes the result files only (the store path is the next step); "
-                               "drop {db} or --partitioned", "db")
+        raise BoilerscopeError("{partitioned} writes the result files only (the store path is the next step); "
+                               "drop {db} or {partitioned}", "partitioned", "db")
     params = RunParams(sigma=sigma, min_len=min_len).checked()
     min_len = params.min_len
     paths = _paths(source)  # resolved once: a glob or folder is listed here only
@@ -779,9 +688,9 @@ def mine_spark(source: str, sigma, min_len: int, out: str | None, master: str | 
             raise BoilerscopeError(f"{source}: doc_id {dup[0]['doc_id']} appears more than once; "
                                    "doc_id must be unique")
         sigma_n = params.sigma_for(n_docs)
-        if sigma_n > n_docs:  # a whole Spark job for an answer known now
-            raise BoilerscopeError(f"sigma {sigma_n} is above the {n_docs:,} documents of {source}: nothing can "
-                                   f"repeat in that many; give at most {n_docs:,}", "sigma")
+        if sigma_n > n_docs:  # the local engine's answer: nothing repeats in that many documents
+            log.warning("sigma %d is above the %d documents of %s: no phrase can be frequent", sigma_n, n_docs,
+                        source)
         timings["read"] = time.perf_counter() - t
         if partitioned and sigma_n >= 2:
             from .partitioned import filter_buckets
@@ -901,9 +810,9 @@ def plan_partitioned(source: str, sigma, L: int, parts: int | None = None, cores
     largest = 0
     for p in paths:
         if "://" in p or not p.lower().endswith(".parquet"):
-            raise BoilerscopeError(f"{p}: --plan reads Parquet footers; give local Parquet shards")
+            raise BoilerscopeError(f"{p}: the plan reads Parquet footers; give local Parquet shards")
         md = pq.read_metadata(p)
-        ti = md.schema.to_arrow_schema().names.index("text")
+        ti = next(j for j in range(md.num_columns) if md.schema.column(j).path == "text")
         rows += md.num_rows
         for i in range(md.num_row_groups):
             text += md.row_group(i).column(ti).total_uncompressed_size
@@ -933,11 +842,25 @@ def plan_partitioned(source: str, sigma, L: int, parts: int | None = None, cores
             "executor_heap_bytes": 4 * batch + largest}
 
 
+def check_parts(folder: str, n_phrases: int, n_docs: int) -> None:
+    """The parts the executors wrote are all here (an ``--out`` on a disk
+    only some machines see loses parts without an error)."""
+    import pyarrow.parquet as pq
+    for name, want in (("phrases.parquet", n_phrases), ("documents.parquet", n_docs)):
+        path = os.path.join(folder, name)
+        got = sum(pq.read_metadata(os.path.join(path, x)).num_rows for x in os.listdir(path)) \
+            if os.path.isdir(path) else -1
+        if got != want:
+            raise BoilerscopeError(f"{name}: {got} rows reached {folder}, the job made {want}; {{out}} must be on "
+                                   "storage the driver and every executor share (HDFS, S3, a shared mount)", "out")
+
+
 def _run_partitioned(spark, docs, source, sigma, sigma_n, L, out, n_docs, replaced, parts, context, buckets,
                      stage, timings, t0) -> RunSummary:
     """The partitioned job's steps 2-4 and its result files (written by the
     executors: a folder of Parquet parts per file, in the local files' order)."""
     from .files import ResultSet
+    rs = ResultSet(out)  # a folder that cannot be written fails now, not after the job
     t = time.perf_counter()
     try:
         phrases, documents, sites, held, figures = mine_partitioned(spark, docs, sigma_n, L, parts=parts,
@@ -967,13 +890,15 @@ def _run_partitioned(spark, docs, source, sigma, sigma_n, L, out, n_docs, replac
 
         def writer(frame):
             def write(path):
-                frame.write.mode("error").parquet(path, compression="zstd")
+                try:
+                    frame.write.mode("error").parquet(path, compression="zstd")
+                except Exception as exc:  # the job's own failure (the sites are computed here)
+                    raise BoilerscopeError(f"{source}: the Spark job failed ({_spark_error(exc)})") from None
                 if os.path.isdir(path):  # a local folder: only the parts (readers take the folder)
                     for name in os.listdir(path):
                         if not name.endswith(".parquet"):
                             os.remove(os.path.join(path, name))
             return write
-        rs = ResultSet(out)
         summary.seconds = {k: round(v, 4) for k, v in timings.items()}
         try:
             rs.prepare({"phrases.parquet": writer(phrases), "documents.parquet": writer(documents),
@@ -986,10 +911,16 @@ def _run_partitioned(spark, docs, source, sigma, sigma_n, L, out, n_docs, replac
         timings["write"] = time.perf_counter() - t
         summary.seconds = {k: round(v, 4) for k, v in timings.items()}
         summary.seconds["total"] = round(time.perf_counter() - t0, 4)
-        with open(os.path.join(rs.new, "summary.json"), "w", encoding="utf-8") as fh:
-            import json
-            json.dump(summary.to_dict(), fh, indent=2, sort_keys=True)
-            fh.write("\n")
+        check_parts(rs.new, n_phrases, n_docs)
+        try:
+            with open(os.path.join(rs.new, "summary.json"), "w", encoding="utf-8") as fh:
+                import json
+                json.dump(summary.to_dict(), fh, indent=2, sort_keys=True)
+                fh.write("\n")
+        except OSError as exc:
+            rs.discard()
+            raise BoilerscopeError(f"cannot write results to {out} ({exc.strerror or exc}); free some space or "
+                                   "pick another {out}", "out") from None
         rs.publish()
         stage("done", 1.0)
         return summary

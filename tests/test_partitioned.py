@@ -124,11 +124,15 @@ def test_plan_reads_only_the_footers(cli, tmp_path):
     assert status == 0, err
     assert "3 shards, 2,400 documents" in out and "parts: 8" in out  # 2 x 4 cores, the floor
     assert "python worker per task, parts" in out and "MB on the driver" in out
-    assert not (tmp_path / "res").exists()
     from tests.support import assert_one_line_error
     assert_one_line_error(*cli("mine", "in", "--engine", "spark", "--plan"), "--plan is for --partitioned")
     assert_one_line_error(*cli("mine", "in", "--plan"), "--plan is for --engine spark")
+    assert_one_line_error(*cli("mine", "in", "--engine", "spark", "--out", "r", "--conf", "spark.x"),
+                          "--conf spark.x: give KEY=VALUE")
+    assert_one_line_error(*cli("mine", "in", "--engine", "spark", "--out", "r", "--parts", "3"),
+                          "--parts is for --partitioned")
+    assert not (tmp_path / "r").exists()
     (tmp_path / "j").mkdir()
     (tmp_path / "j" / "a.jsonl").write_text('{"text": "a b"}\n')
     assert_one_line_error(*cli("mine", "j", "--engine", "spark", "--partitioned", "--plan"),
-                          "--plan reads Parquet footers")
+                          "the plan reads Parquet footers")

@@ -398,7 +398,7 @@ def test_partitioned_refuses_bad_shards(spark, tmp_path):
         fh.write(b"PAR1 this is not parquet")
     with pytest.raises(BoilerscopeError, match="part-001.parquet is not a readable Parquet shard"):
         mine_spark(folder, 2, 2, str(tmp_path / "out"), spark=spark, partitioned=True)
-    with pytest.raises(BoilerscopeError, match="--partitioned writes the result files only"):
+    with pytest.raises(BoilerscopeError, match="partitioned writes the result files only"):
         mine_spark(folder, 2, 2, None, spark=spark, partitioned=True, db=str(tmp_path / "s.duckdb"))
     assert not os.path.exists(tmp_path / "out")
 
@@ -468,14 +468,22 @@ def test_partitioned_task_failure_is_retried(tmp_path):
 
 
 def test_partitioned_faults_sigma_and_a_vanished_shard(spark, tmp_path, monkeypatch):
-    """sigma above the document count: one line before any mining; a shard
-    removed between the footers' check and Spark's read: one line naming it,
-    no result folder."""
+    """sigma above the document count: the local engine's answer (nothing
+    repeats), a warning; sigma 1 with --partitioned: step 4 on the driver,
+    the definition's answer; a shard removed between the footers' check and
+    Spark's read: one line naming it, no result folder."""
     import engine.spark as es
     folder = write_shards(str(tmp_path / "a"), ["x y z w"] * 6, [2, 4])
     for partitioned in (True, False):
-        with pytest.raises(BoilerscopeError, match="sigma 7 is above the 6 documents"):
-            mine_spark(folder, 7, 2, str(tmp_path / "out"), spark=spark, partitioned=partitioned)
+        s = mine_spark(folder, 7, 2, str(tmp_path / f"s{partitioned}"), spark=spark, partitioned=partitioned)
+        assert s.phrases == 0 and s.covered_tokens == 0 and s.documents == 6
+    docs = [["a", "b", "c"], ["a", "b"], ["c", "a", "b", "c"]]
+    one = write_shards(str(tmp_path / "one"), [" ".join(d) for d in docs], [1])
+    s = mine_spark(one, 1, 2, str(tmp_path / "o1"), spark=spark, partitioned=True)
+    want, covered, _ = naive.mine(docs, 1, 2)
+    got = pl.read_parquet(tmp_path / "o1" / "phrases.parquet")
+    assert {tuple(p.split(" ")): (d, o) for p, d, o in got.select("phrase", "df", "occurrences").rows()} == want
+    assert s.covered_tokens == sum(covered)
     checked = es.check_shards
 
     def check_then_remove(source, paths):
