@@ -256,10 +256,11 @@ def window_counters(batches, L: int, n_buckets: int) -> np.ndarray:
 def chunk_bits(chunks: list[np.ndarray], sigma: int) -> np.ndarray:
     """Step 2's reduce for one chunk: the partitions' counters summed, and
     the bits (uint64 words) of the buckets that reached ``sigma``."""
-    from .kernels.filters import add_saturating, threshold_bits
+    from .kernels.bloomspan import merge_counters
+    from .kernels.filters import threshold_bits
     total = np.zeros(CHUNK, np.uint8)
     for c in chunks:
-        add_saturating(total, c)
+        merge_counters(total, c)
     bits = np.zeros(CHUNK // 64, np.uint64)
     threshold_bits(total, min(sigma, 255), bits)
     return bits

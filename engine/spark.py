@@ -462,14 +462,14 @@ def cover_map(batches, L: int):
 def counter_reduce(batches, sigma: int):
     """Step 2's reduce: each chunk's counters summed as they come (one
     running total per chunk of this partition), then its bits."""
-    from .kernels.filters import add_saturating
+    from .kernels.bloomspan import merge_counters
     from .partitioned import chunk_bits
     totals: dict[int, np.ndarray] = {}
     for b in batches:
         for c, counts in zip(b.column(0).to_pylist(), b.column(1).to_pylist()):
             part = np.frombuffer(counts, np.uint8)
             if c in totals:
-                add_saturating(totals[c], part)
+                merge_counters(totals[c], part)
             else:
                 totals[c] = part.copy()
     for c in sorted(totals):

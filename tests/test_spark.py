@@ -77,10 +77,9 @@ def compare_with_local(tmp_path, source, spark, sigma=20, L=10):
     return s
 
 
-def test_spark_gives_the_local_files_on_real_text(spark, tmp_path):
-    """Byte-identical Parquet on the demo's documentation pages (sites from
-    the URLs, real boilerplate, Unicode), read as three uneven Parquet shards
-    without doc_id, and as JSONL shards with doc_id."""
+def demo_shards(tmp_path):
+    """The demo's first 900 pages (url and text, no doc_id) in three uneven
+    Parquet shards of 64-row groups: (table, texts, urls, folder)."""
     table = pq.read_table(os.path.join(ROOT, "data", "demo.parquet")).slice(0, 900)
     texts, urls = table.column("text").to_pylist(), table.column("url").to_pylist()
     folder = tmp_path / "pq"
@@ -88,6 +87,14 @@ def test_spark_gives_the_local_files_on_real_text(spark, tmp_path):
     for k, (a, b) in enumerate([(0, 100), (100, 650), (650, 900)]):
         pq.write_table(pa.table({"url": urls[a:b], "text": texts[a:b]}), folder / f"part-{k}.parquet",
                        row_group_size=64)
+    return table, texts, urls, folder
+
+
+def test_spark_gives_the_local_files_on_real_text(spark, tmp_path):
+    """Byte-identical Parquet on the demo's documentation pages (sites from
+    the URLs, real boilerplate, Unicode), read as three uneven Parquet shards
+    without doc_id, and as JSONL shards with doc_id."""
+    table, texts, urls, folder = demo_shards(tmp_path)
     s = compare_with_local(tmp_path / "a", str(folder), spark, sigma=10, L=8)
     assert s.phrases > 10 and 0 < s.coverage < 1
     jl = tmp_path / "jl"
@@ -351,13 +358,7 @@ def test_partitioned_gives_the_local_files(spark, tmp_path):
     (all columns but block_id), documents and sites, row for row, with a few
     parts, many parts (more than the seeds of most), and a small first
     context (several rounds)."""
-    table = pq.read_table(os.path.join(ROOT, "data", "demo.parquet")).slice(0, 900)
-    texts, urls = table.column("text").to_pylist(), table.column("url").to_pylist()
-    folder = tmp_path / "pq"
-    folder.mkdir()
-    for k, (a, b) in enumerate([(0, 100), (100, 650), (650, 900)]):
-        pq.write_table(pa.table({"url": urls[a:b], "text": texts[a:b]}), folder / f"part-{k}.parquet",
-                       row_group_size=64)
+    _, _, _, folder = demo_shards(tmp_path)
     local = mine(str(folder), 10, 8, db=str(tmp_path / "x.duckdb"), out=str(tmp_path / "local"))
     want = partitioned_files(str(tmp_path / "local"))
     want["phrases"] = want["phrases"].drop("block_id")

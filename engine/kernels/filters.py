@@ -23,14 +23,6 @@ def count_buckets(counters, h):
 
 
 @njit(**NJIT)
-def add_saturating(dst, src):
-    """``dst += src`` on byte counters, saturating at 255."""
-    for i in range(dst.shape[0]):
-        s = np.uint16(dst[i]) + np.uint16(src[i])
-        dst[i] = 255 if s > 255 else s
-
-
-@njit(**NJIT)
 def threshold_bits(counters, threshold, bits):
     """Set bit i of ``bits`` (uint64 words) where ``counters[i] >= threshold``."""
     for i in range(counters.shape[0]):
