@@ -769,9 +769,10 @@ def mine_spark(source: str, sigma, min_len: int, out: str | None, master: str | 
             spark.stop()
 
 
-def driver_memory(spark) -> dict:
-    """The driver's memory: the JVM's heap limit and this Python process's
-    peak resident memory (the executors' Python workers not counted)."""
+def driver_memory(spark, start: int = 0) -> dict:
+    """The driver's memory: the JVM's heap limit, this Python process's
+    peak resident memory (the executors' Python workers not counted) and its
+    resident memory ``start`` when the job began (imports and session up)."""
     import resource
     try:
         heap = int(spark.sparkContext._jvm.java.lang.Runtime.getRuntime().maxMemory())
@@ -783,7 +784,7 @@ def driver_memory(spark) -> dict:
             peak = next(int(x.split()[1]) * 1024 for x in fh if x.startswith("VmHWM:"))
     except (OSError, StopIteration, ValueError, IndexError):
         pass
-    return {"driver_heap_bytes": heap, "driver_python_peak_rss_bytes": peak}
+    return {"driver_heap_bytes": heap, "driver_python_peak_rss_bytes": peak, "driver_python_start_rss_bytes": start}
 
 
 #: The plan's model, measured on webdocs in local mode (sigma 20, L 10):
@@ -860,6 +861,7 @@ def _run_partitioned(spark, docs, source, sigma, sigma_n, L, out, n_docs, replac
     """The partitioned job's steps 2-4 and its result files (written by the
     executors: a folder of Parquet parts per file, in the local files' order)."""
     from .files import ResultSet
+    start_rss = _rss()
     rs = ResultSet(out)  # a folder that cannot be written fails now, not after the job
     t = time.perf_counter()
     try:
@@ -886,7 +888,7 @@ def _run_partitioned(spark, docs, source, sigma, sigma_n, L, out, n_docs, replac
             phrases=int(n_phrases), blocks=None,
             spark={**figures, "worker_rss_bytes": dict(sorted(figures["worker_rss_bytes"].value.items())),
                    "step4": "partitioned", "partitions": docs.rdd.getNumPartitions(),
-                   "replaced_payloads": replaced, **driver_memory(spark)})
+                   "replaced_payloads": replaced, **driver_memory(spark, start_rss)})
 
         def writer(frame):
             def write(path):

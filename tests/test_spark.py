@@ -439,7 +439,9 @@ def test_partitioned_driver_memory_below_the_segments(tmp_path):
     assert sum(lengths[d % 8] for d in range(n)) <= sp["segment_tokens"] <= sum(lengths[d % 8] + 3 for d in range(n))
     assert repeated_bytes > 600 << 20
     assert sp["driver_heap_bytes"] <= 512 << 20
-    assert sp["driver_python_peak_rss_bytes"] < repeated_bytes / 2
+    # the driver's Python grew by at most the filter and small results while the job ran
+    assert sp["driver_python_peak_rss_bytes"] - sp["driver_python_start_rss_bytes"] < 96 << 20, sp
+    assert sp["driver_python_peak_rss_bytes"] < repeated_bytes
     phrases = pl.read_parquet(tmp_path / "res" / "phrases.parquet")
     assert sorted(phrases["length"].to_list()) == lengths
     assert set(phrases["df"].to_list()) == {n // 8} and set(phrases["sites"].to_list()) == {1}
