@@ -187,11 +187,7 @@ class ResultSet:
                     frame(os.path.join(self.new, name))
                 else:
                     frame.write_parquet(os.path.join(self.new, name), compression="zstd", statistics=True)
-            with open(os.path.join(self.new, summary_name), "w", encoding="utf-8") as fh:
-                json.dump(summary, fh, indent=2, sort_keys=True)
-                fh.write("\n")
-                fh.flush()
-                os.fsync(fh.fileno())
+            self._write_json(summary_name, summary)
             mine = set(frames) | {summary_name}
             mine |= next((f for f in COMMAND_FILES.values() if mine <= f), frozenset())
             for name in _listdir(self.out):
@@ -210,6 +206,23 @@ class ResultSet:
                 raise BoilerscopeError(f"cannot write results to {self.out} ({_reason(exc)}); "
                                        "free some space or pick another {out}", "out") from None
             raise
+
+    def _write_json(self, name: str, summary: dict) -> None:
+        with open(os.path.join(self.new, name), "w", encoding="utf-8") as fh:
+            json.dump(summary, fh, indent=2, sort_keys=True)
+            fh.write("\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+
+    def rewrite_summary(self, name: str, summary: dict) -> None:
+        """Write the summary again in the prepared folder (figures known only
+        once the frames are written); a failure drops the folder."""
+        try:
+            self._write_json(name, summary)
+        except OSError as exc:
+            self.discard()
+            raise BoilerscopeError(f"cannot write results to {self.out} ({_reason(exc)}); "
+                                   "free some space or pick another {out}", "out") from None
 
     def publish(self) -> None:
         """Swap the new folder in; the old set goes away."""

@@ -347,7 +347,7 @@ def segment_tokens(segments: pa.Array, starts: pa.Array) -> SegmentTokens:
                          data=data, byte_start=byte_start, byte_end=byte_start + tok_len)
 
 
-def _lists(values: pa.Array, counts: np.ndarray, kind=pa.int64()) -> pa.Array:
+def _lists(values: pa.Array, counts: np.ndarray) -> pa.Array:
     offsets = np.zeros(counts.shape[0] + 1, np.int32 if counts.sum() < 2**31 else np.int64)
     np.cumsum(counts, out=offsets[1:])
     cls = pa.ListArray if offsets.dtype == np.int32 else pa.LargeListArray
@@ -629,9 +629,9 @@ def _mine_one_part(table: pa.Table, sigma: int, L: int, context: int, workers: i
     pdoc_sites = [sites[i] for i in np.flatnonzero(first_of_doc).tolist()]
     res = mine_tokens(tokens.astype(np.int32), offsets, V + n_sep, sigma, L, algo="bloomspan", workers=workers)
     # the seeds' starts, and each start's seed (its exact L-gram)
-    seed_counts = pc.list_value_length(table.column("seed_pos").combine_chunks()).to_numpy(
-        zero_copy_only=False).astype(np.int64)
-    s_pos = table.column("seed_pos").combine_chunks().flatten().to_numpy(zero_copy_only=False).astype(np.int64)
+    seed_pos = table.column("seed_pos").combine_chunks()
+    seed_counts = pc.list_value_length(seed_pos).to_numpy(zero_copy_only=False).astype(np.int64)
+    s_pos = seed_pos.flatten().to_numpy(zero_copy_only=False).astype(np.int64)
     s_h = table.column("seed_h").combine_chunks().flatten().to_numpy(zero_copy_only=False).astype(np.int64)
     s_row = np.repeat(np.arange(n_rows), seed_counts)
     start = tok_start[s_row] + (s_pos - istart[s_row])
@@ -714,8 +714,7 @@ def long_seeds(tokens, start, seed_of, n_seeds, end, truncated, doc, sigma: int,
     only merges counts, so it can flag a seed for nothing (a redo), never
     miss one.  A seed not flagged has no frequent phrase of ``context``
     tokens, hence none longer: its answer is exact at this context."""
-    from .kernels.filters import prefix_hashes
-    from .kernels.hashing import POLY
+    from .kernels.hashing import poly_power, prefix_hashes
     flagged = np.zeros(n_seeds, bool)
     room = np.flatnonzero(end - start >= context)
     if room.shape[0] < sigma:
@@ -723,17 +722,14 @@ def long_seeds(tokens, start, seed_of, n_seeds, end, truncated, doc, sigma: int,
     prefix = np.empty(tokens.shape[0] + 1, np.uint64)
     prefix_hashes(tokens, prefix)
     with np.errstate(over="ignore"):
-        power = np.uint64(1)
-        for _ in range(context):
-            power = power * POLY
         s = start[room]
-        h = prefix[s + context] - prefix[s] * power
+        h = prefix[s + context] - prefix[s] * poly_power(context + 1)  # POLY ** context
     order = np.lexsort((doc[room], h))
     h_o, d_o = h[order], doc[room][order]
-    new_doc = np.concatenate(([True], (h_o[1:] != h_o[:-1]) | (d_o[1:] != d_o[:-1])))
-    grp_start = np.flatnonzero(np.concatenate(([True], h_o[1:] != h_o[:-1])))
-    grp = np.cumsum(np.concatenate(([True], h_o[1:] != h_o[:-1]))) - 1
-    df = np.bincount(grp[new_doc], minlength=grp_start.shape[0])
+    new_h = np.concatenate(([True], h_o[1:] != h_o[:-1]))
+    new_doc = new_h | np.concatenate(([True], d_o[1:] != d_o[:-1]))
+    grp = np.cumsum(new_h) - 1
+    df = np.bincount(grp[new_doc], minlength=int(grp[-1]) + 1)
     hot = (df >= sigma)[grp] & truncated[room][order]
     flagged[seed_of[room[order][hot]]] = True
     return flagged

@@ -494,33 +494,37 @@ SITES_ROWS = ("site string, documents long, tokens long, covered_tokens long, co
 BATCH_BYTES = 8 << 20
 
 
-def shard_sizes(paths: list[str]) -> tuple[int, int] | None:
-    """(rows, uncompressed bytes) of local Parquet shards from their footers;
-    None for other formats and remote paths."""
+def shard_sizes(paths: list[str]) -> dict | None:
+    """From the footers of local Parquet shards, read once: ``rows``,
+    uncompressed ``bytes`` (all columns), ``text`` bytes (the text column)
+    and the ``largest`` row group's bytes; None for other formats and
+    remote paths."""
     import pyarrow.parquet as pq
-    rows = size = 0
+    out = dict(rows=0, bytes=0, text=0, largest=0)
     for p in paths:
         if "://" in p or not p.lower().endswith(".parquet"):
             return None
         try:
             md = pq.read_metadata(p)
+            ti = next(j for j in range(md.num_columns) if md.schema.column(j).path == "text")
         except Exception:
             return None
-        rows += md.num_rows
-        size += sum(md.row_group(i).total_byte_size for i in range(md.num_row_groups))
-    return rows, size
+        out["rows"] += md.num_rows
+        for i in range(md.num_row_groups):
+            group = md.row_group(i)
+            out["bytes"] += group.total_byte_size
+            out["text"] += group.column(ti).total_uncompressed_size
+            out["largest"] = max(out["largest"], group.total_byte_size)
+    return out
 
 
-def batch_rows(paths: list[str]) -> int:
+def batch_rows(sizes: dict | None) -> int:
     """Rows per batch so that a batch of documents holds about
-    :data:`BATCH_BYTES` (from the Parquet footers' uncompressed sizes; 1,000
-    for other formats): long documents in big batches would not fit a small
-    executor's heap."""
-    sizes = shard_sizes(paths)
-    if not sizes or sizes[0] == 0:
+    :data:`BATCH_BYTES` (from :func:`shard_sizes`; 1,000 when unknown): long
+    documents in big batches would not fit a small executor's heap."""
+    if not sizes or sizes["rows"] == 0:
         return 1000
-    rows, size = sizes
-    return int(min(10000, max(16, BATCH_BYTES // max(1, size // rows))))
+    return int(min(10000, max(16, BATCH_BYTES // max(1, sizes["bytes"] // sizes["rows"]))))
 
 
 #: A later round with at most this many seed occurrences ships them to every
@@ -534,14 +538,15 @@ def mine_partitioned(spark, docs, sigma: int, L: int, parts: int | None = None, 
     driver holds the frequent-window filter (one bit per bucket, ``buckets``
     fixed before the job) and figures, nothing that grows with the corpus.
     Returns (phrases, documents, sites) as Spark DataFrames (phrases.parquet
-    without block_id, ordered like the local files), the frames to release,
-    and Spark's figures."""
+    without block_id, ordered like the local files) and Spark's figures.
+    The frames kept on the executors' disks are local checkpoints, released
+    with the session."""
     import pyspark.sql.functions as F
     from pyspark import StorageLevel
     from .partitioned import (CHUNK, FIRST_CONTEXT, FREQUENT_ROWS, INTERVAL_ROWS, PART_ROWS, WINDOW_ROWS,
                               filter_buckets, window_rows, interval_rows)
     stage = stage or (lambda name, frac: None)
-    held, figures = [], {}
+    figures = {}
     disk = StorageLevel.DISK_ONLY
     acc = spark.sparkContext.accumulator({}, _max_param())  # the Python workers' memory by stage
     figures["worker_rss_bytes"] = acc
@@ -635,7 +640,7 @@ def mine_partitioned(spark, docs, sigma: int, L: int, parts: int | None = None, 
                                             "psi long")
     phrases = phrases.orderBy(F.col("psi").desc(), F.col("length").desc(), F.col("phrase").asc())
     bc.unpersist()
-    return phrases, documents.orderBy("doc_id"), sites.orderBy("site"), held, figures
+    return phrases, documents.orderBy("doc_id"), sites.orderBy("site"), figures
 
 
 def mine_spark(source: str, sigma, min_len: int, out: str | None, master: str | None = None, spark=None,
@@ -663,8 +668,9 @@ def mine_spark(source: str, sigma, min_len: int, out: str | None, master: str | 
     held, replaced = None, 0  # the executors' copy of the documents (Python-read formats)
     own = spark is None
     spark = spark or session(master, conf)
+    sizes = shard_sizes(paths) if partitioned else None
     if partitioned:  # batches of a few MB: a small executor's heap holds them
-        rows = batch_rows(paths)
+        rows = batch_rows(sizes)
         spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", str(rows))
         spark.conf.set("spark.sql.parquet.columnarReaderBatchSize", str(rows))
         spark.conf.set("spark.sql.inMemoryColumnarStorage.batchSize", str(rows))  # persisted frames
@@ -694,8 +700,8 @@ def mine_spark(source: str, sigma, min_len: int, out: str | None, master: str | 
         timings["read"] = time.perf_counter() - t
         if partitioned and sigma_n >= 2:
             from .partitioned import filter_buckets
-            sizes = shard_sizes(paths)  # about one window per 5 bytes of text; else the largest filter
-            buckets = filter_buckets(sizes[1] // 5 if sizes else 1 << 40)
+            # about one window per 5 bytes; unknown sizes: the largest filter
+            buckets = filter_buckets(sizes["bytes"] // 5 if sizes else 1 << 40)
             return _run_partitioned(spark, docs, source, sigma, sigma_n, min_len, out, n_docs, replaced, parts,
                                     context, buckets, stage, timings, t0)
         if partitioned:
@@ -803,30 +809,22 @@ def plan_partitioned(source: str, sigma, L: int, parts: int | None = None, cores
     """``--plan``: what the partitioned job would use, from the shards'
     footers alone (no Spark, no text read): documents, tokens, the filter,
     batch sizes, partition counts and each stage's memory per task."""
-    import pyarrow.parquet as pq
     from .partitioned import FIRST_CONTEXT, filter_buckets
     paths = _paths(source)
     check_shards(source, paths)
-    rows = text = 0
-    largest = 0
-    for p in paths:
-        if "://" in p or not p.lower().endswith(".parquet"):
-            raise BoilerscopeError(f"{p}: the plan reads Parquet footers; give local Parquet shards")
-        md = pq.read_metadata(p)
-        ti = next(j for j in range(md.num_columns) if md.schema.column(j).path == "text")
-        rows += md.num_rows
-        for i in range(md.num_row_groups):
-            text += md.row_group(i).column(ti).total_uncompressed_size
-            largest = max(largest, md.row_group(i).total_byte_size)
+    sizes = shard_sizes(paths)
+    if sizes is None:
+        raise BoilerscopeError(f"{source}: the plan reads Parquet footers; give local Parquet shards")
+    rows, text, largest = sizes["rows"], sizes["text"], sizes["largest"]
     tokens = int(text / PLAN_BYTES_PER_TOKEN)
-    buckets = filter_buckets(shard_sizes(paths)[1] // 5)
+    buckets = filter_buckets(sizes["bytes"] // 5)
     base = max(2 * cores, 4)
     seg_tokens = int(tokens * PLAN_SEGMENT_SHARE)
     part_a = max(base, -(-seg_tokens // (4 << 20)))
     seeds = int(seg_tokens * PLAN_SEEDS_PER_SEGMENT_TOKEN)
     context = max(FIRST_CONTEXT, 2 * L)
     n_parts = parts or max(base, -(-seeds * context // PART_TOKENS))
-    brows = batch_rows(paths)
+    brows = batch_rows(sizes)
     batch = min(BATCH_BYTES, text // max(rows, 1) * brows)
     w = PLAN_WORKER_BASE
     per_task = {  # a Python worker's resident memory per stage (bytes), the model
@@ -865,70 +863,55 @@ def _run_partitioned(spark, docs, source, sigma, sigma_n, L, out, n_docs, replac
     rs = ResultSet(out)  # a folder that cannot be written fails now, not after the job
     t = time.perf_counter()
     try:
-        phrases, documents, sites, held, figures = mine_partitioned(spark, docs, sigma_n, L, parts=parts,
-                                                                    buckets=buckets, context=context, stage=stage)
+        phrases, documents, sites, figures = mine_partitioned(spark, docs, sigma_n, L, parts=parts,
+                                                              buckets=buckets, context=context, stage=stage)
     except BoilerscopeError:
         raise
     except Exception as exc:
         raise BoilerscopeError(f"{source}: the Spark job failed ({_spark_error(exc)})") from None
+    timings["mine"] = time.perf_counter() - t
+    t = time.perf_counter()
+    stage("write", 0.9)
+    import pyspark.sql.functions as F
     try:
-        timings["mine"] = time.perf_counter() - t
-        t = time.perf_counter()
-        stage("write", 0.9)
-        import pyspark.sql.functions as F
-        try:
-            totals = documents.agg(F.sum("n_tokens").alias("t"), F.sum("covered_tokens").alias("c")).first()
-            n_phrases = phrases.count()
-        except Exception as exc:
-            raise BoilerscopeError(f"{source}: the Spark job failed ({_spark_error(exc)})") from None
-        summary = RunSummary(
-            version=VERSION, engine="spark", master=spark.sparkContext.master, snapshot_id=None,
-            sigma=sigma_n, sigma_given=str(sigma), min_len=L, algo="bloomspan", algo_used="bloomspan",
-            documents=n_docs, tokens=int(totals["t"] or 0), covered_tokens=int(totals["c"] or 0),
-            phrases=int(n_phrases), blocks=None,
-            spark={**figures, "worker_rss_bytes": dict(sorted(figures["worker_rss_bytes"].value.items())),
-                   "step4": "partitioned", "partitions": docs.rdd.getNumPartitions(),
-                   "replaced_payloads": replaced, **driver_memory(spark, start_rss)})
+        totals = documents.agg(F.sum("n_tokens").alias("t"), F.sum("covered_tokens").alias("c")).first()
+        n_phrases = phrases.count()
+    except Exception as exc:
+        raise BoilerscopeError(f"{source}: the Spark job failed ({_spark_error(exc)})") from None
+    summary = RunSummary(
+        version=VERSION, engine="spark", master=spark.sparkContext.master, snapshot_id=None,
+        sigma=sigma_n, sigma_given=str(sigma), min_len=L, algo="bloomspan", algo_used="bloomspan",
+        documents=n_docs, tokens=int(totals["t"] or 0), covered_tokens=int(totals["c"] or 0),
+        phrases=int(n_phrases), blocks=None,
+        spark={**figures, "worker_rss_bytes": dict(sorted(figures["worker_rss_bytes"].value.items())),
+               "step4": "partitioned", "partitions": docs.rdd.getNumPartitions(),
+               "replaced_payloads": replaced, **driver_memory(spark, start_rss)})
 
-        def writer(frame):
-            def write(path):
-                try:
-                    frame.write.mode("error").parquet(path, compression="zstd")
-                except Exception as exc:  # the job's own failure (the sites are computed here)
-                    raise BoilerscopeError(f"{source}: the Spark job failed ({_spark_error(exc)})") from None
-                if os.path.isdir(path):  # a local folder: only the parts (readers take the folder)
-                    for name in os.listdir(path):
-                        if not name.endswith(".parquet"):
-                            os.remove(os.path.join(path, name))
-            return write
-        summary.seconds = {k: round(v, 4) for k, v in timings.items()}
-        try:
-            rs.prepare({"phrases.parquet": writer(phrases), "documents.parquet": writer(documents),
-                        "sites.parquet": writer(sites)}, "summary.json", {})
-        except BoilerscopeError:
-            raise
-        except Exception as exc:
-            rs.discard()
-            raise BoilerscopeError(f"{source}: the Spark job failed ({_spark_error(exc)})") from None
-        timings["write"] = time.perf_counter() - t
-        summary.seconds = {k: round(v, 4) for k, v in timings.items()}
-        summary.seconds["total"] = round(time.perf_counter() - t0, 4)
+    def writer(frame):
+        def write(path):
+            try:
+                frame.write.mode("error").parquet(path, compression="zstd")
+            except Exception as exc:  # the job's own failure (the sites are computed here)
+                raise BoilerscopeError(f"{source}: the Spark job failed ({_spark_error(exc)})") from None
+            if os.path.isdir(path):  # a local folder: only the parts (readers take the folder)
+                for name in os.listdir(path):
+                    if not name.endswith(".parquet"):
+                        os.remove(os.path.join(path, name))
+        return write
+    rs.prepare({"phrases.parquet": writer(phrases), "documents.parquet": writer(documents),
+                "sites.parquet": writer(sites)}, "summary.json", {})  # the summary once the write is timed
+    timings["write"] = time.perf_counter() - t
+    summary.seconds = {k: round(v, 4) for k, v in timings.items()}
+    summary.seconds["total"] = round(time.perf_counter() - t0, 4)
+    try:
         check_parts(rs.new, n_phrases, n_docs)
-        try:
-            with open(os.path.join(rs.new, "summary.json"), "w", encoding="utf-8") as fh:
-                import json
-                json.dump(summary.to_dict(), fh, indent=2, sort_keys=True)
-                fh.write("\n")
-        except OSError as exc:
-            rs.discard()
-            raise BoilerscopeError(f"cannot write results to {out} ({exc.strerror or exc}); free some space or "
-                                   "pick another {out}", "out") from None
-        rs.publish()
-        stage("done", 1.0)
-        return summary
-    finally:
-        for frame in held:
-            frame.unpersist()
+    except BoilerscopeError:
+        rs.discard()
+        raise
+    rs.rewrite_summary("summary.json", summary.to_dict())
+    rs.publish()
+    stage("done", 1.0)
+    return summary
 
 
 def store_run(db: str, source: str, meta: pl.DataFrame, offsets, within, res, blocks, allp: pl.DataFrame,

@@ -7,7 +7,7 @@ import numpy as np
 from numba import njit
 
 from ..config import NJIT
-from .hashing import POLY, mix64
+from .hashing import mix64
 
 
 @njit(**NJIT)
@@ -52,13 +52,3 @@ def gather_bytes(data, starts, ends, out, out_offsets):
             at += 1
         out_offsets[i + 1] = at
 
-
-@njit(**NJIT)
-def prefix_hashes(tokens, out):
-    """``out[i]`` = the polynomial hash of ``tokens[:i]`` (len n + 1, modulo
-    2^64): the hash of ``tokens[a:a + k]`` is ``out[a + k] - out[a] * POLY^k``."""
-    h = np.uint64(0)
-    out[0] = h
-    for i in range(tokens.shape[0]):
-        h = h * POLY + np.uint64(np.uint32(tokens[i])) + np.uint64(1)
-        out[i + 1] = h

@@ -43,3 +43,14 @@ def poly_hash(tokens, p, L):
     for k in range(L):
         h = h * POLY + np.uint64(np.uint32(tokens[p + k])) + np.uint64(1)
     return h
+
+
+@njit(**NJIT)
+def prefix_hashes(tokens, out):
+    """``out[i]`` = the polynomial hash of ``tokens[:i]`` (len n + 1, modulo
+    2^64): the hash of ``tokens[a:a + k]`` is ``out[a + k] - out[a] * POLY^k``."""
+    h = np.uint64(0)
+    out[0] = h
+    for i in range(tokens.shape[0]):
+        h = h * POLY + np.uint64(np.uint32(tokens[i])) + np.uint64(1)
+        out[i + 1] = h
