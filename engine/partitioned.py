@@ -185,23 +185,39 @@ def segments(batches, L: int, frequent, bits: bool = False):
         np.add.at(delta, hit + L, -1)
         covered = np.cumsum(delta[:n]) > 0
         vocab = np.asarray(tk.vocab, dtype=object)
-        segs, firsts = [], []
+        segs, firsts, raws, cs, ce = [], [], [], [], []
         for d in range(tk.n_docs):
             a, e = int(tk.doc_offsets[d]), int(tk.doc_offsets[d + 1])
             m = covered[a:e]
-            out, at = [], []
+            out, at, raw = [], [], []
             if m.any():
                 edges = np.flatnonzero(np.diff(np.concatenate(([0], m.astype(np.int8), [0]))))
+                doc_text = text[d].as_py() if bits else None
                 for s, t in zip(edges[0::2].tolist(), edges[1::2].tolist()):
                     out.append(" ".join(vocab[tk.tokens[a + s:a + t]].tolist()))
                     at.append(s)
+                    if bits:
+                        raw.append(doc_text[int(tk.span_start[a + s]):int(tk.span_end[a + t - 1])])
+                        cs.append(tk.span_start[a + s:a + t])
+                        ce.append(tk.span_end[a + s:a + t])
             segs.append(out)
             firsts.append(at)
-        yield pa.RecordBatch.from_arrays(
-            [doc_id, pa.array(sites, pa.string()), pa.array(urls, pa.string()),
-             pa.array(np.diff(tk.doc_offsets).astype(np.int64)), pa.array(segs, pa.list_(pa.large_string())),
-             pa.array(firsts, pa.list_(pa.int64()))],
-            names=["doc_id", "site", "url", "n_tokens", "segments", "starts"])
+            raws.append(raw)
+        cols = [doc_id, pa.array(sites, pa.string()), pa.array(urls, pa.string()),
+                pa.array(np.diff(tk.doc_offsets).astype(np.int64)), pa.array(segs, pa.list_(pa.large_string())),
+                pa.array(firsts, pa.list_(pa.int64()))]
+        names = ["doc_id", "site", "url", "n_tokens", "segments", "starts"]
+        if bits:  # the partitioned job's blocks: each segment's text as written, each token's characters
+            per_doc = np.array([len(r) for r in raws], np.int64)
+            seg_len = np.array([c.shape[0] for c in cs], np.int64)
+            doc_tok = np.bincount(np.repeat(np.arange(per_doc.shape[0]), per_doc), weights=seg_len,
+                                  minlength=per_doc.shape[0]).astype(np.int64)
+            flat_cs = np.concatenate(cs).astype(np.int32) if cs else np.zeros(0, np.int32)
+            flat_ce = np.concatenate(ce).astype(np.int32) if ce else np.zeros(0, np.int32)
+            cols += [pa.array(raws, pa.list_(pa.large_string())), list_array(pa.array(flat_cs), doc_tok),
+                     list_array(pa.array(flat_ce), doc_tok)]
+            names += ["raw", "cs", "ce"]
+        yield pa.RecordBatch.from_arrays(cols, names=names)
 
 
 #: The first round's context (tokens after a seed's start); doubled per round.
@@ -347,7 +363,8 @@ def segment_tokens(segments: pa.Array, starts: pa.Array) -> SegmentTokens:
                          data=data, byte_start=byte_start, byte_end=byte_start + tok_len)
 
 
-def _lists(values: pa.Array, counts: np.ndarray) -> pa.Array:
+def list_array(values: pa.Array, counts: np.ndarray) -> pa.Array:
+    """``values`` cut into consecutive lists of ``counts`` elements."""
     offsets = np.zeros(counts.shape[0] + 1, np.int32 if counts.sum() < 2**31 else np.int64)
     np.cumsum(counts, out=offsets[1:])
     cls = pa.ListArray if offsets.dtype == np.int32 else pa.LargeListArray
@@ -376,7 +393,7 @@ def _groups(keys: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
 WINDOW_ROWS = ("h long, lgram string, doc_id array<long>, pos array<long>, uniform boolean, "
                "left string")
 #: The rows phase A's reduce gives (one per occurrence of a frequent L-gram).
-FREQUENT_ROWS = "doc_id long, pos long, h long, df long, seed boolean"
+FREQUENT_ROWS = "doc_id long, pos long, h long, df long, seed boolean, g long"
 
 
 def window_rows(batch: pa.RecordBatch, L: int, bits: np.ndarray) -> pa.RecordBatch:
@@ -413,7 +430,7 @@ def window_rows(batch: pa.RecordBatch, L: int, bits: np.ndarray) -> pa.RecordBat
     assert len(texts) == n_groups
     return pa.RecordBatch.from_arrays(
         [pa.array(h[first].view(np.int64)), texts,
-         _lists(pa.array(doc), counts), _lists(pa.array(pos), counts), pa.array(uniform),
+         list_array(pa.array(doc), counts), list_array(pa.array(pos), counts), pa.array(uniform),
          pa.array(left_text.tolist(), pa.string())],
         names=["h", "lgram", "doc_id", "pos", "uniform", "left"])
 
@@ -428,8 +445,8 @@ def _empty_window_rows() -> pa.RecordBatch:
 def frequent_rows(table: pa.Table | pa.RecordBatch, sigma: int) -> pa.RecordBatch:
     """Phase A's reduce, on every row of some hashes (all rows of a hash in
     one call): each occurrence of an L-gram found in >= sigma documents,
-    with its df and whether it is a seed (not pruned by a uniform left
-    token)."""
+    with its df, whether it is a seed (not pruned by a uniform left
+    token) and its key ``g`` (with ``h``, one pair per distinct L-gram)."""
     if isinstance(table, pa.RecordBatch):
         table = pa.Table.from_batches([table])
     table = table.combine_chunks()
@@ -457,17 +474,23 @@ def frequent_rows(table: pa.Table | pa.RecordBatch, sigma: int) -> pa.RecordBatc
     pruned = (lo == hi) & (lo >= 0)
     hashes = np.zeros(n_gram, np.int64)
     hashes[gram] = table.column("h").to_numpy()
+    # the L-gram's exact key with its hash: its rank among this call's
+    # L-grams of that hash (every row of a hash comes to one call)
+    by_hash = np.lexsort((np.arange(n_gram), hashes))
+    lead = np.concatenate(([True], hashes[by_hash][1:] != hashes[by_hash][:-1]))
+    rank = np.empty(n_gram, np.int64)
+    rank[by_hash] = np.arange(n_gram) - np.maximum.accumulate(np.where(lead, np.arange(n_gram), 0))
     keep = df[g] >= sigma
     gk = g[keep]
     return pa.RecordBatch.from_arrays(
         [pa.array(docs[keep]), pa.array(pos[keep]), pa.array(hashes[gk]), pa.array(df[gk].astype(np.int64)),
-         pa.array(~pruned[gk])], names=["doc_id", "pos", "h", "df", "seed"])
+         pa.array(~pruned[gk]), pa.array(rank[gk])], names=["doc_id", "pos", "h", "df", "seed", "g"])
 
 
 def _empty_frequent_rows() -> pa.RecordBatch:
     return pa.RecordBatch.from_arrays(
-        [pa.array([], pa.int64()) for _ in range(4)] + [pa.array([], pa.bool_())],
-        names=["doc_id", "pos", "h", "df", "seed"])
+        [pa.array([], pa.int64()) for _ in range(4)] + [pa.array([], pa.bool_()), pa.array([], pa.int64())],
+        names=["doc_id", "pos", "h", "df", "seed", "g"])
 
 
 def covered_tokens(doc: np.ndarray, pos: np.ndarray, L: int) -> tuple[np.ndarray, np.ndarray]:
@@ -548,7 +571,7 @@ def interval_rows(batch: pa.RecordBatch, context: int, parts: int) -> pa.RecordB
     return pa.RecordBatch.from_arrays(
         [pa.array(part[first]), pa.array(doc_ids[i_row]), pa.array([sites[r] for r in i_row.tolist()], pa.string()),
          pa.array(i_lo), texts, pa.array(i_hi < seg_end),
-         _lists(pa.array(sh), counts), _lists(pa.array(sp), counts)],
+         list_array(pa.array(sh), counts), list_array(pa.array(sp), counts)],
         names=["part", "doc_id", "site", "istart", "text", "truncated", "seed_h", "seed_pos"])
 
 
@@ -699,7 +722,7 @@ def _mine_one_part(table: pa.Table, sigma: int, L: int, context: int, workers: i
         [pa.array(kind), col(rows_out["phrase"], pa.string()), col(rows_out["length"], pa.int32()),
          col(rows_out["df"], pa.int64()), col(rows_out["occurrences"], pa.int64()),
          col(rows_out["sites"], pa.int64()), col(rows_out["psi"], pa.int64()),
-         _lists(pa.array(odoc, pa.int64()), counts), _lists(pa.array(opos, pa.int64()), counts),
+         list_array(pa.array(odoc, pa.int64()), counts), list_array(pa.array(opos, pa.int64()), counts),
          tail(s_h[redo]), tail(doc_id[s_row[redo]]), tail(s_pos[redo])],
         names=["kind", "phrase", "length", "df", "occurrences", "sites", "psi", "occ_doc", "occ_pos",
                "h", "doc_id", "pos"])
@@ -754,19 +777,23 @@ def _by_hash(table: pa.Table, column: str, parts: int) -> list[pa.Table]:
 
 
 def simulate(texts: list[str], sigma: int, L: int, parts: int = 3, batches: int = 2,
-             context: int = FIRST_CONTEXT, buckets: int = CHUNK, sites: list | None = None):
-    """Run steps 2-4 on ``texts`` (documents 0, 1, ..., each on its site of
+             context: int = FIRST_CONTEXT, buckets: int = CHUNK, sites: list | None = None,
+             with_blocks: bool = False, doc_ids: list | None = None):
+    """Run steps 2-4 on ``texts`` (documents ``doc_ids``, default 0, 1, ...; each on its site of
     ``sites``, default ``unknown``) in this process, partitioned as on Spark
     (``batches`` input batches, each its own step 2 counters; ``parts``
     shuffle partitions; the first round at ``context``; ``buckets`` filter
     buckets).  Returns (phrases frame as phrases.parquet without block_id,
-    covered tokens per document, rounds)."""
+    covered tokens per document, rounds); ``with_blocks``: phase D too
+    (:mod:`engine.partitioned_blocks`), and (phrases with block_id, covered,
+    rounds, blocks.parquet, block_spans.parquet)."""
     if sigma < 2:
         raise ValueError("the partitioned step needs sigma >= 2")
     n = len(texts)
     cuts = np.linspace(0, n, batches + 1).astype(int)
     sites = sites or [None] * n
-    docs = [pa.RecordBatch.from_arrays([pa.array(np.arange(a, b, dtype=np.int64)), pa.array(texts[a:b], pa.string()),
+    ids = np.asarray(doc_ids if doc_ids is not None else np.arange(n), np.int64)
+    docs = [pa.RecordBatch.from_arrays([pa.array(ids[a:b]), pa.array(texts[a:b], pa.string()),
                                         pa.array(sites[a:b], pa.string())],
                                        names=["doc_id", "text", "site"]) for a, b in zip(cuts[:-1], cuts[1:])]
     by_chunk: dict[int, list] = {}
@@ -782,8 +809,9 @@ def simulate(texts: list[str], sigma: int, L: int, parts: int = 3, batches: int 
     freq = pa.Table.from_batches([frequent_rows(t, sigma) for t in _by_hash(rows, "h", parts)],
                                  schema=_empty_frequent_rows().schema)
     cdoc, ccov = covered_tokens(freq.column("doc_id").to_numpy(), freq.column("pos").to_numpy(), L)
-    covered = np.zeros(n, np.int64)
-    covered[cdoc] = ccov
+    covered = np.zeros(n, np.int64)   # by the documents' order in ``texts``
+    covered[np.searchsorted(np.sort(ids), cdoc)] = ccov
+    covered = covered[np.argsort(np.argsort(ids))]
     seeds = freq.filter(freq.column("seed")).select(["h", "doc_id", "pos"])
     segs = pa.Table.from_batches(seg).select(["doc_id", "site", "segments", "starts"])
     found, rounds = [], 0
@@ -798,7 +826,16 @@ def simulate(texts: list[str], sigma: int, L: int, parts: int = 3, batches: int 
         found.append(out.filter(pc.equal(out.column("kind"), 0)))
         seeds = out.filter(pc.equal(out.column("kind"), 1)).select(["h", "doc_id", "pos"])
         context *= 2
-    phrases = pl.from_arrow(pa.concat_tables(found)) if found else pl.from_arrow(_empty_part_rows())
-    phrases = (phrases.select("phrase", "length", "df", "occurrences", "sites", "psi")
+    mined = pl.from_arrow(pa.concat_tables(found)) if found else pl.from_arrow(_empty_part_rows())
+    phrases = (mined.select("phrase", "length", "df", "occurrences", "sites", "psi")
                .sort(["psi", "length", "phrase"], descending=[True, True, False]))
-    return phrases, covered, rounds
+    if not with_blocks:
+        return phrases, covered, rounds
+    from .partitioned_blocks import in_process
+    occ = (mined.select("phrase", "length", "occ_doc", "occ_pos").explode("occ_doc", "occ_pos")
+           .rename({"occ_doc": "doc_id", "occ_pos": "pos"}))
+    n_tokens = int(pa.Table.from_batches(seg).column("n_tokens").to_numpy().sum())
+    blocks, spans, phrase_block = in_process(freq, pa.Table.from_batches(seg), phrases, occ, L, n_tokens, parts)
+    phrases = phrases.with_columns(pl.col("phrase").replace_strict(phrase_block, default=None, return_dtype=pl.Int32)
+                                   .alias("block_id"))
+    return phrases, covered, rounds, blocks, spans
