@@ -11,7 +11,7 @@ is the largest sum of RSS over the run's process tree (Spark's JVM is a
 child of the Python driver), sampled every 0.2 s from /proc.  The result
 files of the engines are compared with the local engine's: byte for byte for
 ``spark`` (step 4 on the driver), row for row for ``spark-partitioned``
-(``--partitioned``: folders of parts; phrases without block_id).  Results:
+(``--partitioned``: folders of parts, blocks included).  Results:
 bench/results/spark_local.json and .md.
 """
 from __future__ import annotations
@@ -112,14 +112,13 @@ def main():
     import polars as pl
     same = {}
     for label in a.engines[1:]:
-        for name in ("phrases.parquet", "documents.parquet", "sites.parquet"):
+        for name in ("phrases.parquet", "documents.parquet", "sites.parquet", "blocks.parquet",
+                     "block_spans.parquet"):
             mine_, local = os.path.join(work, f"out-{label}", name), os.path.join(work, "out-local", name)
             if label == "spark":
                 same[f"{label}/{name}"] = open(mine_, "rb").read() == open(local, "rb").read()
             else:
-                want = pl.read_parquet(local)
-                same[f"{label}/{name}"] = pl.read_parquet(mine_).equals(
-                    want.drop("block_id") if "block_id" in want.columns else want)
+                same[f"{label}/{name}"] = pl.read_parquet(mine_).equals(pl.read_parquet(local))
     result = {"corpus": a.corpus, "shards": a.shards, "master": a.master, "rows": rows, "identical": same}
     with open(os.path.join(HERE, "results", "spark_local.json"), "w") as fh:
         json.dump(result, fh, indent=1)
@@ -130,7 +129,7 @@ def main():
         stages = ", ".join(f"{k} {v:.1f}" for k, v in (r["summary_seconds"] or {}).items())
         lines.append(f"| {label}{' (' + a.master + ')' if label != 'local' else ''} | {r['seconds']:.1f} | "
                      f"{r['peak_rss'] / 2**30:.2f} | {stages} |")
-    lines += ["", f"Identical to the local engine's (spark: bytes; spark-partitioned: rows, block_id aside): {same}"]
+    lines += ["", f"Identical to the local engine's (spark: bytes; spark-partitioned: rows): {same}"]
     lines += [f"{label} / local time: {rows[label]['seconds'] / rows['local']['seconds']:.2f}x, peak RSS "
               f"{rows[label]['peak_rss'] / rows['local']['peak_rss']:.2f}x" for label in a.engines[1:]]
     with open(os.path.join(HERE, "results", "spark_local.md"), "w") as fh:

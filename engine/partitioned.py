@@ -3,7 +3,7 @@ across executors, the driver holding nothing that grows with the corpus.
 
 The functions here are the maps and per-partition reductions of that step,
 on Arrow batches and numpy arrays; :mod:`engine.spark` wires them with
-Spark's shuffles (and :func:`simulate` with in-process ones, for the tests
+Spark's shuffles (and :func:`engine.simulate.simulate` with in-process ones, for the tests
 that run without Spark).  They take the *segments* of step 3 (per document,
 the maximal runs of tokens under a window whose hash passed the frequent
 L-gram filter; every occurrence of every frequent phrase of length >= L lies
@@ -411,7 +411,7 @@ def window_rows(batch: pa.RecordBatch, L: int, bits: np.ndarray) -> pa.RecordBat
         keep = filter_has(bits, h)
         h, ws = h[keep], ws[keep]
     if h.shape[0] == 0:
-        return _empty_window_rows()
+        return empty_window_rows()
     seg = np.searchsorted(st.off, ws, side="right") - 1
     pos = st.first[seg] + (ws - st.off[seg])
     left = np.where(ws > st.off[seg], st.ids[np.maximum(ws - 1, 0)], -1)
@@ -435,7 +435,7 @@ def window_rows(batch: pa.RecordBatch, L: int, bits: np.ndarray) -> pa.RecordBat
         names=["h", "lgram", "doc_id", "pos", "uniform", "left"])
 
 
-def _empty_window_rows() -> pa.RecordBatch:
+def empty_window_rows() -> pa.RecordBatch:
     return pa.RecordBatch.from_arrays(
         [pa.array([], pa.int64()), pa.array([], pa.string()), pa.array([], pa.list_(pa.int64())),
          pa.array([], pa.list_(pa.int64())), pa.array([], pa.bool_()), pa.array([], pa.string())],
@@ -451,7 +451,7 @@ def frequent_rows(table: pa.Table | pa.RecordBatch, sigma: int) -> pa.RecordBatc
         table = pa.Table.from_batches([table])
     table = table.combine_chunks()
     if table.num_rows == 0:
-        return _empty_frequent_rows()
+        return empty_frequent_rows()
     gram = pc.dictionary_encode(table.column("lgram")).combine_chunks().indices.to_numpy(
         zero_copy_only=False).astype(np.int64)
     n_gram = int(gram.max()) + 1
@@ -487,7 +487,7 @@ def frequent_rows(table: pa.Table | pa.RecordBatch, sigma: int) -> pa.RecordBatc
          pa.array(~pruned[gk]), pa.array(rank[gk])], names=["doc_id", "pos", "h", "df", "seed", "g"])
 
 
-def _empty_frequent_rows() -> pa.RecordBatch:
+def empty_frequent_rows() -> pa.RecordBatch:
     return pa.RecordBatch.from_arrays(
         [pa.array([], pa.int64()) for _ in range(4)] + [pa.array([], pa.bool_()), pa.array([], pa.int64())],
         names=["doc_id", "pos", "h", "df", "seed", "g"])
@@ -536,7 +536,7 @@ def interval_rows(batch: pa.RecordBatch, context: int, parts: int) -> pa.RecordB
     sh = flat.field("h").to_numpy(zero_copy_only=False).astype(np.int64)
     sp = flat.field("pos").to_numpy(zero_copy_only=False).astype(np.int64)
     if sh.shape[0] == 0:
-        return _empty_interval_rows()
+        return empty_interval_rows()
     row = np.repeat(np.arange(per_doc.shape[0]), per_doc)
     part = part_of(sh, parts)
     # the segment holding each seed start
@@ -575,7 +575,7 @@ def interval_rows(batch: pa.RecordBatch, context: int, parts: int) -> pa.RecordB
         names=["part", "doc_id", "site", "istart", "text", "truncated", "seed_h", "seed_pos"])
 
 
-def _empty_interval_rows() -> pa.RecordBatch:
+def empty_interval_rows() -> pa.RecordBatch:
     return pa.RecordBatch.from_arrays(
         [pa.array([], pa.int64()), pa.array([], pa.int64()), pa.array([], pa.string()), pa.array([], pa.int64()),
          pa.array([], pa.string()), pa.array([], pa.bool_()), pa.array([], pa.list_(pa.int64())),
@@ -607,11 +607,11 @@ def mine_part(table: pa.Table | pa.RecordBatch, sigma: int, L: int, context: int
             out.append(_mine_one_part(table.filter(pc.equal(table.column("part"), p)), sigma, L, context,
                                       workers))
     if not out:
-        return _empty_part_rows()
+        return empty_part_rows()
     if len(out) == 1:
         return out[0]
     merged = pa.Table.from_batches(out).combine_chunks()
-    return merged.to_batches()[0] if merged.num_rows else _empty_part_rows()
+    return merged.to_batches()[0] if merged.num_rows else empty_part_rows()
 
 
 def _mine_one_part(table: pa.Table, sigma: int, L: int, context: int, workers: int) -> pa.RecordBatch:
@@ -758,7 +758,7 @@ def long_seeds(tokens, start, seed_of, n_seeds, end, truncated, doc, sigma: int,
     return flagged
 
 
-def _empty_part_rows() -> pa.RecordBatch:
+def empty_part_rows() -> pa.RecordBatch:
     i64 = pa.int64()
     return pa.RecordBatch.from_arrays(
         [pa.array([], pa.int32()), pa.array([], pa.string()), pa.array([], pa.int32())]
@@ -766,76 +766,3 @@ def _empty_part_rows() -> pa.RecordBatch:
         + [pa.array([], i64) for _ in range(3)],
         names=["kind", "phrase", "length", "df", "occurrences", "sites", "psi", "occ_doc", "occ_pos",
                "h", "doc_id", "pos"])
-
-
-# --------------------------------------------------------------------------
-# the same job in one process (the tests' stand-in for Spark's shuffles)
-
-def _by_hash(table: pa.Table, column: str, parts: int) -> list[pa.Table]:
-    key = part_of(table.column(column).to_numpy(), parts) if table.num_rows else np.zeros(0, np.int64)
-    return [table.filter(pa.array(key == p)) for p in range(parts)]
-
-
-def simulate(texts: list[str], sigma: int, L: int, parts: int = 3, batches: int = 2,
-             context: int = FIRST_CONTEXT, buckets: int = CHUNK, sites: list | None = None,
-             with_blocks: bool = False, doc_ids: list | None = None):
-    """Run steps 2-4 on ``texts`` (documents ``doc_ids``, default 0, 1, ...; each on its site of
-    ``sites``, default ``unknown``) in this process, partitioned as on Spark
-    (``batches`` input batches, each its own step 2 counters; ``parts``
-    shuffle partitions; the first round at ``context``; ``buckets`` filter
-    buckets).  Returns (phrases frame as phrases.parquet without block_id,
-    covered tokens per document, rounds); ``with_blocks``: phase D too
-    (:mod:`engine.partitioned_blocks`), and (phrases with block_id, covered,
-    rounds, blocks.parquet, block_spans.parquet)."""
-    if sigma < 2:
-        raise ValueError("the partitioned step needs sigma >= 2")
-    n = len(texts)
-    cuts = np.linspace(0, n, batches + 1).astype(int)
-    sites = sites or [None] * n
-    ids = np.asarray(doc_ids if doc_ids is not None else np.arange(n), np.int64)
-    docs = [pa.RecordBatch.from_arrays([pa.array(ids[a:b]), pa.array(texts[a:b], pa.string()),
-                                        pa.array(sites[a:b], pa.string())],
-                                       names=["doc_id", "text", "site"]) for a, b in zip(cuts[:-1], cuts[1:])]
-    by_chunk: dict[int, list] = {}
-    for d in docs:  # a partition each: its counters, by chunk
-        for c, part in count_chunks(window_counters(iter([d]), L, buckets)):
-            by_chunk.setdefault(c, []).append(part.copy())
-    bits = np.zeros(buckets // 64, np.uint64)
-    for c, chunks in by_chunk.items():
-        bits[c * (CHUNK // 64):(c + 1) * (CHUNK // 64)] = chunk_bits(chunks, sigma)
-    seg = [next(segments(iter([d]), L, bits, bits=True)) for d in docs]
-    # phase A
-    rows = pa.Table.from_batches([window_rows(s, L, bits) for s in seg], schema=_empty_window_rows().schema)
-    freq = pa.Table.from_batches([frequent_rows(t, sigma) for t in _by_hash(rows, "h", parts)],
-                                 schema=_empty_frequent_rows().schema)
-    cdoc, ccov = covered_tokens(freq.column("doc_id").to_numpy(), freq.column("pos").to_numpy(), L)
-    covered = np.zeros(n, np.int64)   # by the documents' order in ``texts``
-    covered[np.searchsorted(np.sort(ids), cdoc)] = ccov
-    covered = covered[np.argsort(np.argsort(ids))]
-    seeds = freq.filter(freq.column("seed")).select(["h", "doc_id", "pos"])
-    segs = pa.Table.from_batches(seg).select(["doc_id", "site", "segments", "starts"])
-    found, rounds = [], 0
-    while seeds.num_rows:
-        rounds += 1
-        pl_seeds = pl.from_arrow(seeds).group_by("doc_id").agg(pl.struct("h", "pos").alias("seeds"))
-        joined = pl.from_arrow(segs).join(pl_seeds, on="doc_id", how="inner").to_arrow()
-        iv = pa.Table.from_batches([interval_rows(b, context, parts) for b in joined.to_batches()],
-                                   schema=_empty_interval_rows().schema)
-        out = pa.Table.from_batches([mine_part(t, sigma, L, context) for t in _by_hash(iv, "part", parts)
-                                     if t.num_rows], schema=_empty_part_rows().schema)
-        found.append(out.filter(pc.equal(out.column("kind"), 0)))
-        seeds = out.filter(pc.equal(out.column("kind"), 1)).select(["h", "doc_id", "pos"])
-        context *= 2
-    mined = pl.from_arrow(pa.concat_tables(found)) if found else pl.from_arrow(_empty_part_rows())
-    phrases = (mined.select("phrase", "length", "df", "occurrences", "sites", "psi")
-               .sort(["psi", "length", "phrase"], descending=[True, True, False]))
-    if not with_blocks:
-        return phrases, covered, rounds
-    from .partitioned_blocks import in_process
-    occ = (mined.select("phrase", "length", "occ_doc", "occ_pos").explode("occ_doc", "occ_pos")
-           .rename({"occ_doc": "doc_id", "occ_pos": "pos"}))
-    n_tokens = int(pa.Table.from_batches(seg).column("n_tokens").to_numpy().sum())
-    blocks, spans, phrase_block = in_process(freq, pa.Table.from_batches(seg), phrases, occ, L, n_tokens, parts)
-    phrases = phrases.with_columns(pl.col("phrase").replace_strict(phrase_block, default=None, return_dtype=pl.Int32)
-                                   .alias("block_id"))
-    return phrases, covered, rounds, blocks, spans

@@ -448,15 +448,159 @@ def _max_param():
     return MaxByStage()
 
 
-def cover_map(batches, L: int):
-    """Covered tokens of the documents of one partition (every frequent
-    L-gram occurrence of its documents)."""
-    from .partitioned import covered_tokens
+def piece_map(batches, L: int):
+    """Phase D1 over one partition (every frequent L-gram occurrence of its
+    documents): their pieces with their keys."""
+    from .partitioned_blocks import piece_rows
     table = _one_table(batches)
-    if table is None:
-        return
-    doc, cov = covered_tokens(table.column("doc_id").to_numpy(), table.column("pos").to_numpy(), L)
-    yield pa.RecordBatch.from_arrays([pa.array(doc), pa.array(cov)], names=["doc_id", "covered_tokens"])
+    if table is not None:
+        yield from _chunks(piece_rows(table, L))
+
+
+def span_map(batches):
+    """Phase D4: each document's spans (its segment row with its pieces)."""
+    from .partitioned_blocks import span_rows
+    for b in batches:
+        if b.num_rows:
+            yield span_rows(b)
+
+
+def phrase_block_map(batches):
+    """Phase D5 over one partition (every span and phrase occurrence of its
+    documents): tokens per phrase and block."""
+    from .partitioned_blocks import phrase_block_rows
+    table = _one_table(batches)
+    if table is not None:
+        yield from _chunks(phrase_block_rows(table))
+
+
+def _partition_rows(batches):
+    from pyspark import TaskContext
+    n = sum(b.num_rows for b in batches)
+    yield pa.RecordBatch.from_arrays([pa.array([TaskContext.get().partitionId()], pa.int64()),
+                                      pa.array([n], pa.int64())], names=["p", "n"])
+
+
+def _number_rows(batches, first: dict, name: str):
+    from pyspark import TaskContext
+    at = first.get(TaskContext.get().partitionId(), 0)
+    for b in batches:
+        yield b.append_column(name, pa.array(np.arange(at, at + b.num_rows, dtype=np.int64)))
+        at += b.num_rows
+
+
+def numbered(frame, order: list, name: str, keep):
+    """``frame`` sorted by ``order`` (a distributed sort) with a column
+    ``name`` numbering its rows 0, 1, ... in that order: each sorted
+    partition's row count (one number per partition reaches the driver)
+    gives its first number."""
+    from pyspark.sql.types import LongType, StructField, StructType
+    ordered = keep(frame.orderBy(*order))
+    counts = sorted((r["p"], r["n"]) for r in ordered.mapInArrow(_partition_rows, "p long, n long").collect())
+    first, at = {}, 0
+    for p, n in counts:
+        first[p] = at
+        at += n
+    schema = StructType(list(ordered.schema.fields) + [StructField(name, LongType(), False)])
+    return ordered.mapInArrow(lambda it: _number_rows(it, first, name), schema)
+
+
+#: Rounds of the components' large-star / small-star reduction before giving
+#: up (O(log^2 n) are needed: 64 is far beyond any corpus).
+MAX_STAR_ROUNDS = 64
+
+
+def components(edges, keep):
+    """Connected components of an undirected graph given by its ``edges``
+    (u, v longs, u != v): returns rows (u, v), one per node that is not the
+    smallest of its component, v that smallest, and the rounds taken (Kiveris et al. 2014,
+    alternating large-star and small-star rounds until every component is a
+    star around its smallest node; each round two shuffles of the edges)."""
+    import pyspark.sql.functions as F
+    col = F.col
+    graph = keep(edges.select("u", "v").distinct())
+    for rounds in range(1, MAX_STAR_ROUNDS + 1):
+        both = graph.unionByName(graph.select(col("v").alias("u"), col("u").alias("v")))
+        low = both.groupBy("u").agg(F.min("v").alias("m"))
+        # large star: every larger neighbour of u joins u's smallest neighbour (or u)
+        large = (both.where(col("v") > col("u")).join(low, "u")
+                 .select(col("v").alias("hi"), F.least(col("m"), col("u")).alias("lo")).distinct())
+        # small star: every node joins the smallest of its smaller neighbours
+        m = large.groupBy("hi").agg(F.min("lo").alias("m"))
+        small = (large.join(m, "hi").where(col("lo") != col("m")).select(col("lo").alias("u"), col("m").alias("v"))
+                 .unionByName(m.select(col("hi").alias("u"), col("m").alias("v"))).distinct())
+        graph = keep(small)  # every edge has u > v
+        row = graph.agg(F.count(F.lit(1)).alias("n"), F.countDistinct("u").alias("nu")).first()
+        if row["n"] == row["nu"] and \
+                not graph.select("v").join(graph.select(col("u").alias("v")), "v", "left_semi").limit(1).count():
+            return graph, rounds  # stars: each u has one v, and no v has a smaller one
+    raise BoilerscopeError(f"the blocks' components did not settle in {MAX_STAR_ROUNDS} rounds (a bug: "
+                           "please report it with the corpus)")
+
+
+def spark_blocks(pieces, seg, occurrences, n_tokens: int, keep, acc, partitions: int):
+    """Phase D (:mod:`engine.partitioned_blocks`) on Spark: ``pieces`` D1's
+    rows with a ``pid``, ``seg`` step 3's rows, ``occurrences`` the maximal
+    phrases' (phrase, length, doc_id, pos).  Returns (blocks.parquet,
+    block_spans.parquet, phrase -> block_id) frames and figures (blocks,
+    component_rounds)."""
+    import pyspark.sql.functions as F
+    from pyspark.sql import Window
+    from .partitioned_blocks import PHRASE_BLOCK_ROWS, SPAN_ROWS
+    col = F.col
+    # D2: a star per key around its smallest piece, then the components
+    keyed = pieces.select("pid", F.explode(F.arrays_zip("key_h", "key_g")).alias("k")) \
+        .select("pid", col("k.key_h").alias("h"), col("k.key_g").alias("g"))
+    anchor = keyed.groupBy("h", "g").agg(F.min("pid").alias("a"))
+    edges = keyed.join(anchor, ["h", "g"]).where(col("pid") != col("a")).select(col("pid").alias("u"),
+                                                                                 col("a").alias("v"))
+    roots, rounds = components(edges, keep)
+    labelled = (pieces.select("pid", "doc_id", "start", "end").join(roots.withColumnRenamed("u", "pid"), "pid", "left")
+                .withColumn("root", F.coalesce(col("v"), col("pid"))))
+    # D3: numbered by covered tokens, then first piece
+    comp = labelled.groupBy("root").agg(F.sum(col("end") - col("start")).alias("covered_tokens"),
+                                        F.min(F.struct("doc_id", "start")).alias("first"))
+    comp = keep(numbered(comp, [col("covered_tokens").desc(), col("first.doc_id"), col("first.start")], "block",
+                         keep))
+    n_blocks = comp.count()
+    # D4: spans of the documents' pieces
+    per_doc = (labelled.join(comp.select("root", "block"), "root")
+               .groupBy("doc_id").agg(F.collect_list(F.struct("start", "end", "block")).alias("pieces")))
+    spans = keep(seg.select("doc_id", "site", "segments", "starts", "raw", "cs", "ce").join(per_doc, "doc_id")
+                 .mapInArrow(lambda it: measured("spans", acc, span_map(it)), SPAN_ROWS))
+    groups = spans.groupBy("block", "text").agg(F.count(F.lit(1)).alias("count"),
+                                                F.min(col("end") - col("start")).alias("len"),
+                                                F.min(F.struct("doc_id", "start", "raw")).alias("first"))
+    best = Window.partitionBy("block").orderBy(col("count").desc(), col("len").desc(), col("first.doc_id"),
+                                               col("first.start"))
+    reps = (groups.withColumn("r", F.row_number().over(best)).where(col("r") == 1)
+            .select("block", col("first.raw").alias("text")))
+    stats = spans.groupBy("block").agg(F.countDistinct("doc_id").alias("documents"),
+                                       F.countDistinct(F.coalesce(col("site"), F.lit("\x00"))).alias("sites"))
+    # D5: each phrase's block
+    meet = (spans.select("doc_id", col("start").alias("a"), col("end").alias("e"), "block",
+                         F.lit(None).cast("string").alias("phrase"))
+            .unionByName(occurrences.select("doc_id", col("pos").alias("a"), (col("pos") + col("length")).alias("e"),
+                                            F.lit(None).cast("long").alias("block"), "phrase")))
+    tokens = (meet.repartition(partitions, "doc_id")
+              .mapInArrow(lambda it: measured("phrase blocks", acc, phrase_block_map(it)), PHRASE_BLOCK_ROWS)
+              .groupBy("phrase", "block").agg(F.sum("tokens").alias("tokens")))
+    top = Window.partitionBy("phrase").orderBy(col("tokens").desc(), col("block"))
+    phrase_block = keep(tokens.withColumn("r", F.row_number().over(top)).where(col("r") == 1)
+                        .select("phrase", col("block").cast("int").alias("block_id")))
+    counts = phrase_block.groupBy("block_id").agg(F.count(F.lit(1)).alias("phrases"))
+    blocks = (comp.select("block", "covered_tokens").join(reps, "block", "left").join(stats, "block", "left")
+              .join(counts.withColumnRenamed("block_id", "block"), "block", "left")
+              .select(col("block").cast("int").alias("block_id"), "text",
+                      F.coalesce(col("phrases"), F.lit(0)).cast("long").alias("phrases"),
+                      col("documents").cast("long"), col("sites").cast("long"), "covered_tokens",
+                      ((col("covered_tokens").cast("double") / F.lit(float(n_tokens))) if n_tokens
+                       else F.lit(0.0)).alias("share"))
+              .orderBy("block_id"))
+    block_spans = (spans.select(col("block").cast("int").alias("block_id"), "doc_id", col("start").cast("int"),
+                                col("end").cast("int"), "char_start", "char_end")
+                   .orderBy("block_id", "doc_id", "start"))
+    return blocks, block_spans, phrase_block, {"blocks": int(n_blocks), "component_rounds": rounds}
 
 
 def counter_reduce(batches, sigma: int):
@@ -545,6 +689,7 @@ def mine_partitioned(spark, docs, sigma: int, L: int, parts: int | None = None, 
     from pyspark import StorageLevel
     from .partitioned import (CHUNK, FIRST_CONTEXT, FREQUENT_ROWS, INTERVAL_ROWS, PART_ROWS, WINDOW_ROWS,
                               filter_buckets, window_rows, interval_rows)
+    from .partitioned_blocks import PIECE_ROWS
     stage = stage or (lambda name, frac: None)
     figures = {}
     disk = StorageLevel.DISK_ONLY
@@ -575,7 +720,7 @@ def mine_partitioned(spark, docs, sigma: int, L: int, parts: int | None = None, 
     bc = spark.sparkContext.broadcast(bits)
     seg = docs.mapInArrow(lambda it: measured("segments", acc, segments(it, L, bc, bits=True)),
                           "doc_id long, site string, url string, n_tokens long, segments array<string>, "
-                          "starts array<long>")
+                          "starts array<long>, raw array<string>, cs array<int>, ce array<int>")
     seg = keep(seg)
     totals = seg.select(F.sum("n_tokens").alias("t"),
                         F.sum(F.aggregate(F.transform("segments", lambda x: F.size(F.split(x, " "))),
@@ -593,9 +738,14 @@ def mine_partitioned(spark, docs, sigma: int, L: int, parts: int | None = None, 
     seeds = freq.filter("seed").select("h", "doc_id", "pos")
     n_seeds = seeds.count()
     figures.update(seed_partitions=part_a, seed_occurrences=int(n_seeds))
-    # coverage per document: the union of the frequent L-grams' occurrences
-    covered = (freq.select("doc_id", "pos").repartition(part_a, "doc_id")
-               .mapInArrow(lambda it: measured("coverage", acc, cover_map(it, L)), "doc_id long, covered_tokens long"))
+    # phase D1: each document's pieces (rule 2-5 of the blocks); they
+    # partition its covered tokens (the union of its frequent L-grams'
+    # occurrences), so they give the coverage too
+    stage("pieces", 0.4)
+    pieces = keep(freq.select("doc_id", "pos", "df", "h", "g").repartition(part_a, "doc_id")
+                  .mapInArrow(lambda it: measured("pieces", acc, piece_map(it, L)), PIECE_ROWS)
+                  .withColumn("pid", F.monotonically_increasing_id()))
+    covered = pieces.groupBy("doc_id").agg(F.sum(F.col("end") - F.col("start")).alias("covered_tokens"))
     documents = (seg.select("doc_id", "site", "url", "n_tokens").join(covered, "doc_id", "left")
                  .withColumn("covered_tokens", F.coalesce(F.col("covered_tokens"), F.lit(0)).cast("long"))
                  .withColumn("contamination", F.when(F.col("n_tokens") > 0,
@@ -626,7 +776,8 @@ def mine_partitioned(spark, docs, sigma: int, L: int, parts: int | None = None, 
                  .repartition(parts, "part")
                  .mapInArrow(lambda it, c=ctx: measured("parts", acc, reduce_parts(it, sigma, L, c)), PART_ROWS))
         mined = keep(mined)
-        found.append(mined.filter("kind = 0").select("phrase", "length", "df", "occurrences", "sites", "psi"))
+        found.append(mined.filter("kind = 0").select("phrase", "length", "df", "occurrences", "sites", "psi",
+                                                     "occ_doc", "occ_pos"))
         seeds = mined.filter("kind = 1").select("h", "doc_id", "pos")
         n_seeds = seeds.count()
         context *= 2
@@ -637,10 +788,19 @@ def mine_partitioned(spark, docs, sigma: int, L: int, parts: int | None = None, 
             phrases = phrases.unionAll(f)
     else:
         phrases = spark.createDataFrame([], "phrase string, length int, df long, occurrences long, sites long, "
-                                            "psi long")
-    phrases = phrases.orderBy(F.col("psi").desc(), F.col("length").desc(), F.col("phrase").asc())
+                                            "psi long, occ_doc array<long>, occ_pos array<long>")
+    # phase D2-D5: the blocks, and each phrase's
+    stage("blocks", 0.85)
+    occurrences = phrases.select("phrase", "length", F.explode(F.arrays_zip("occ_doc", "occ_pos")).alias("o")) \
+        .select("phrase", "length", F.col("o.occ_doc").alias("doc_id"), F.col("o.occ_pos").alias("pos"))
+    blocks, block_spans, phrase_block, found_blocks = spark_blocks(pieces, seg, occurrences, int(totals["t"] or 0),
+                                                                   keep, acc, part_a)
+    figures.update(found_blocks)
+    phrases = (phrases.select("phrase", "length", "df", "occurrences", "sites", "psi")
+               .join(phrase_block, "phrase", "left")
+               .orderBy(F.col("psi").desc(), F.col("length").desc(), F.col("phrase").asc()))
     bc.unpersist()
-    return phrases, documents.orderBy("doc_id"), sites.orderBy("site"), figures
+    return phrases, documents.orderBy("doc_id"), sites.orderBy("site"), blocks, block_spans, figures
 
 
 def mine_spark(source: str, sigma, min_len: int, out: str | None, master: str | None = None, spark=None,
@@ -841,11 +1001,12 @@ def plan_partitioned(source: str, sigma, L: int, parts: int | None = None, cores
             "executor_heap_bytes": 4 * batch + largest}
 
 
-def check_parts(folder: str, n_phrases: int, n_docs: int) -> None:
+def check_parts(folder: str, n_phrases: int, n_docs: int, n_blocks: int) -> None:
     """The parts the executors wrote are all here (an ``--out`` on a disk
     only some machines see loses parts without an error)."""
     import pyarrow.parquet as pq
-    for name, want in (("phrases.parquet", n_phrases), ("documents.parquet", n_docs)):
+    for name, want in (("phrases.parquet", n_phrases), ("documents.parquet", n_docs),
+                       ("blocks.parquet", n_blocks)):
         path = os.path.join(folder, name)
         got = sum(pq.read_metadata(os.path.join(path, x)).num_rows for x in os.listdir(path)) \
             if os.path.isdir(path) else -1
@@ -863,8 +1024,8 @@ def _run_partitioned(spark, docs, source, sigma, sigma_n, L, out, n_docs, replac
     rs = ResultSet(out)  # a folder that cannot be written fails now, not after the job
     t = time.perf_counter()
     try:
-        phrases, documents, sites, figures = mine_partitioned(spark, docs, sigma_n, L, parts=parts,
-                                                              buckets=buckets, context=context, stage=stage)
+        phrases, documents, sites, blocks, block_spans, figures = mine_partitioned(
+            spark, docs, sigma_n, L, parts=parts, buckets=buckets, context=context, stage=stage)
     except BoilerscopeError:
         raise
     except Exception as exc:
@@ -882,7 +1043,7 @@ def _run_partitioned(spark, docs, source, sigma, sigma_n, L, out, n_docs, replac
         version=VERSION, engine="spark", master=spark.sparkContext.master, snapshot_id=None,
         sigma=sigma_n, sigma_given=str(sigma), min_len=L, algo="bloomspan", algo_used="bloomspan",
         documents=n_docs, tokens=int(totals["t"] or 0), covered_tokens=int(totals["c"] or 0),
-        phrases=int(n_phrases), blocks=None,
+        phrases=int(n_phrases), blocks=figures["blocks"],
         spark={**figures, "worker_rss_bytes": dict(sorted(figures["worker_rss_bytes"].value.items())),
                "step4": "partitioned", "partitions": docs.rdd.getNumPartitions(),
                "replaced_payloads": replaced, **driver_memory(spark, start_rss)})
@@ -899,12 +1060,13 @@ def _run_partitioned(spark, docs, source, sigma, sigma_n, L, out, n_docs, replac
                         os.remove(os.path.join(path, name))
         return write
     rs.prepare({"phrases.parquet": writer(phrases), "documents.parquet": writer(documents),
-                "sites.parquet": writer(sites)}, "summary.json", {})  # the summary once the write is timed
+                "sites.parquet": writer(sites), "blocks.parquet": writer(blocks),
+                "block_spans.parquet": writer(block_spans)}, "summary.json", {})  # the summary once the write is timed
     timings["write"] = time.perf_counter() - t
     summary.seconds = {k: round(v, 4) for k, v in timings.items()}
     summary.seconds["total"] = round(time.perf_counter() - t0, 4)
     try:
-        check_parts(rs.new, n_phrases, n_docs)
+        check_parts(rs.new, n_phrases, n_docs, figures["blocks"])
     except BoilerscopeError:
         rs.discard()
         raise

@@ -13,7 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine.api import mine
-from engine.partitioned import covered_tokens, filter_buckets, simulate
+from engine.partitioned import covered_tokens, filter_buckets
+from engine.simulate import simulate
 from tests import naive
 from tests.support import ROOT
 
@@ -79,6 +80,65 @@ def test_partitioned_gives_the_local_phrases_on_real_text(tmp_path):
     assert local.height > 50 and rounds >= 2
     assert phrases.equals(local)
     assert covered.tolist() == docs["covered_tokens"].to_list()
+
+
+def naive_blocks(docs, sigma, L, phrases):
+    """tests/naive.py's blocks as the files hold them: block_spans rows,
+    per block (covered tokens, documents, representative text), and each
+    phrase's block (most tokens of its occurrences, ties the smaller id)."""
+    want = naive.blocks(docs, sigma, L)
+    spans = sorted((k, d, a, e) for d, a, e, k in want["spans"])
+    per_block = [(len(s), n, " ".join(docs[d][a:e])) for s, n, (d, a, e) in
+                 zip(want["blocks"], want["documents"], want["reps"])]
+    of = {t: k for k, s in enumerate(want["blocks"]) for t in s}
+    blocks_of = {}
+    for phrase in phrases:
+        p = phrase.split(" ")
+        count = {}
+        for d, toks in enumerate(docs):
+            for a in range(len(toks) - len(p) + 1):
+                if toks[a:a + len(p)] == p:
+                    for t in range(a, a + len(p)):
+                        count[of[(d, t)]] = count.get(of[(d, t)], 0) + 1
+        blocks_of[phrase] = min(count, key=lambda k: (-count[k], k))
+    return spans, per_block, blocks_of
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=list(HealthCheck))
+@given(docs=st.lists(st.lists(st.sampled_from("abcd"), max_size=18), min_size=2, max_size=12),
+       sigma=st.integers(2, 4), L=st.integers(2, 4), parts=st.integers(1, 5), batches=st.integers(1, 3),
+       extra=st.integers(1, 5))
+def test_partitioned_blocks_equal_the_definition(docs, sigma, L, parts, batches, extra):
+    """Phase D (engine/partitioned_blocks.py) against the literal definition:
+    block_spans, each block's covered tokens, documents and representative,
+    and each phrase's block_id."""
+    phrases, _, _, blocks, spans = simulate([" ".join(d) for d in docs], sigma, L, parts=parts, batches=batches,
+                                            context=L + extra, with_blocks=True)
+    want_spans, want_blocks, want_of = naive_blocks(docs, sigma, L, phrases["phrase"].to_list())
+    assert spans.select("block_id", "doc_id", "start", "end").rows() == want_spans
+    assert blocks.select("covered_tokens", "documents", "text").rows() == want_blocks
+    assert blocks["block_id"].to_list() == list(range(len(want_blocks)))
+    assert dict(phrases.select("phrase", "block_id").rows()) == want_of
+    counted = {}
+    for k in want_of.values():
+        counted[k] = counted.get(k, 0) + 1
+    assert blocks["phrases"].to_list() == [counted.get(k, 0) for k in range(len(want_blocks))]
+
+
+def test_partitioned_blocks_on_real_text(tmp_path):
+    """The demo's first 1,500 pages: blocks.parquet, block_spans.parquet and
+    phrases.parquet's block_id equal the local engine's files."""
+    table = pq.read_table(os.path.join(ROOT, "data", "demo.parquet")).slice(0, 1500)
+    pq.write_table(table, tmp_path / "in.parquet")
+    mine(str(tmp_path / "in.parquet"), 5, 8, db=str(tmp_path / "x.duckdb"), out=str(tmp_path / "local"))
+    local = {k: pl.read_parquet(tmp_path / "local" / f"{k}.parquet") for k in ("phrases", "blocks", "block_spans")}
+    ids = table.column("doc_id").to_pylist()
+    sites = (pl.DataFrame({"doc_id": ids}).join(pl.read_parquet(tmp_path / "local" / "documents.parquet"),
+                                                on="doc_id", how="left", maintain_order="left")["site"].to_list())
+    phrases, _, _, blocks, spans = simulate([t or "" for t in table.column("text").to_pylist()], 5, 8, parts=4,
+                                            batches=3, context=16, sites=sites, with_blocks=True, doc_ids=ids)
+    assert local["blocks"].height > 100
+    assert phrases.equals(local["phrases"]) and blocks.equals(local["blocks"]) and spans.equals(local["block_spans"])
 
 
 def test_filter_and_coverage_helpers():

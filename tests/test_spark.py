@@ -333,7 +333,8 @@ def test_spark_submit_runs_the_job_as_the_readme_says(tmp_path):
 # --- step 4 partitioned (engine/partitioned.py on the executors) -----------
 
 def partitioned_files(out):
-    return {name: pl.read_parquet(os.path.join(out, f"{name}.parquet")) for name in ("phrases", "documents", "sites")}
+    return {name: pl.read_parquet(os.path.join(out, f"{name}.parquet"))
+            for name in ("phrases", "documents", "sites", "blocks", "block_spans")}
 
 
 @settings(max_examples=5, deadline=None, suppress_health_check=list(HealthCheck))
@@ -351,24 +352,29 @@ def test_partitioned_equals_the_definition(spark, tmp_path_factory, docs, sigma,
     assert files["documents"]["doc_id"].to_list() == list(range(len(docs)))
     assert files["documents"]["covered_tokens"].to_list() == covered
     assert s.covered_tokens == sum(covered) and s.spark["step4"] == "partitioned"
+    # the blocks: the literal definition (tests/test_partitioned.py's reading of tests/naive.py)
+    from tests.test_partitioned import naive_blocks
+    want_spans, want_blocks, want_of = naive_blocks(docs, sigma, L, got["phrase"].to_list())
+    assert files["block_spans"].select("block_id", "doc_id", "start", "end").rows() == want_spans
+    assert files["blocks"].select("covered_tokens", "documents", "text").rows() == want_blocks
+    assert dict(got.select("phrase", "block_id").rows()) == want_of and s.blocks == len(want_blocks)
 
 
 def test_partitioned_gives_the_local_files(spark, tmp_path):
     """The demo's pages in three uneven shards: the local engine's phrases
-    (all columns but block_id), documents and sites, row for row, with a few
-    parts, many parts (more than the seeds of most), and a small first
-    context (several rounds)."""
+    (block_id too), documents, sites, blocks and block spans, row for row,
+    with a few parts, many parts (more than the seeds of most), and a small
+    first context (several rounds)."""
     _, _, _, folder = demo_shards(tmp_path)
     local = mine(str(folder), 10, 8, db=str(tmp_path / "x.duckdb"), out=str(tmp_path / "local"))
     want = partitioned_files(str(tmp_path / "local"))
-    want["phrases"] = want["phrases"].drop("block_id")
     for parts, context in ((2, None), (200, 12)):
         out = str(tmp_path / f"p{parts}")
         s = mine_spark(str(folder), 10, 8, out, spark=spark, partitioned=True, parts=parts, context=context)
         got = partitioned_files(out)
         for name in want:
             assert got[name].equals(want[name]), (name, parts)
-        for key in ("documents", "tokens", "covered_tokens", "coverage", "phrases"):
+        for key in ("documents", "tokens", "covered_tokens", "coverage", "phrases", "blocks"):
             assert getattr(s, key) == getattr(local.summary, key), key
         assert s.spark["parts"] == parts and s.spark["rounds"] >= (3 if context else 1)
         assert all(n.endswith(".parquet") for n in os.listdir(os.path.join(out, "phrases.parquet")))
