@@ -54,7 +54,9 @@ tokens, as frequent, and that prefix is fully visible at all its
 occurrences; so the C-grams at the seed starts with room for one are hashed
 and counted in distinct documents, and a seed with a frequent C-gram one of
 whose occurrences lies in a truncated interval is *flagged*: its answer is
-dropped and its occurrences go to the next round with C doubled (a hash
+dropped and its occurrences go to the next round with C multiplied by
+CONTEXT_GROWTH (8: fewer rounds than doubling, each one a join with the
+segments; any growth keeps the argument) (a hash
 collision only merges counts: a flag for nothing, never a miss).  An interval
 that reaches its segment's end is never truncated, so the rounds end once C
 exceeds the longest segment; each round reads the segments again but mines
@@ -72,7 +74,7 @@ Departures and limits
 * A part holds every occurrence of its seeds with C tokens each, and phase A
   every occurrence of an L-gram in one task: a seed found in most documents
   (a header opening every page, never pruned since its left token is outside
-  the segments) makes its task and its part large, doubling with each round
+  the segments) makes its task and its part large, growing with each round
   its phrase needs.  The part counts grow with the seed occurrences, so the
   *share* is bounded on average, but one seed is not split (nor, within a
   part, are more than 2^31 tokens: the local engine's positions).
@@ -84,7 +86,7 @@ Departures and limits
 
 Complexity: A is linear in the segments' windows (one sort per batch and per
 reduce partition); B linear in the seed occurrences times C; C the local
-engine's cost on each part's text; rounds at most log2(longest segment / C0)
+engine's cost on each part's text; rounds at most log8(longest segment / C0)
 + 1, each on the flagged seeds only.
 """
 from __future__ import annotations
@@ -165,11 +167,16 @@ def count_windows(batches, L: int):
                                          names=["h", "n"])
 
 
-def segments(batches, L: int, frequent, bits: bool = False):
+def segments(batches, L: int, frequent, bits: bool = False, written: bool = False):
     """Step 3's map: per document its id, site, url, token count and
-    segments (the tokens of each, joined by spaces).  ``frequent``: the
+    segments (the tokens of each, joined by spaces), with ``starts`` (each
+    segment's first token's place in its document).  ``frequent``: the
     sorted frequent window hashes, or with ``bits`` the partitioned job's
-    filter (:func:`engine.partitioned.filter_has`); either may be a broadcast."""
+    filter (:func:`engine.partitioned.filter_has`); either may be a broadcast.
+    ``written``: also ``raw`` (each segment's text as written, from its first
+    token's first character to its last token's end) and ``cs`` / ``ce``
+    (each segment token's characters in its document, the document's
+    segments in order), for the blocks (:mod:`engine.partitioned_blocks`)."""
     F = frequent.value if hasattr(frequent, "value") else frequent  # a broadcast: read once per partition
     for b in batches:
         doc_id, text, sites, urls = normalize_batch(b)
@@ -192,11 +199,11 @@ def segments(batches, L: int, frequent, bits: bool = False):
             out, at, raw = [], [], []
             if m.any():
                 edges = np.flatnonzero(np.diff(np.concatenate(([0], m.astype(np.int8), [0]))))
-                doc_text = text[d].as_py() if bits else None
+                doc_text = text[d].as_py() if written else None
                 for s, t in zip(edges[0::2].tolist(), edges[1::2].tolist()):
                     out.append(" ".join(vocab[tk.tokens[a + s:a + t]].tolist()))
                     at.append(s)
-                    if bits:
+                    if written:
                         raw.append(doc_text[int(tk.span_start[a + s]):int(tk.span_end[a + t - 1])])
                         cs.append(tk.span_start[a + s:a + t])
                         ce.append(tk.span_end[a + s:a + t])
@@ -207,7 +214,7 @@ def segments(batches, L: int, frequent, bits: bool = False):
                 pa.array(np.diff(tk.doc_offsets).astype(np.int64)), pa.array(segs, pa.list_(pa.large_string())),
                 pa.array(firsts, pa.list_(pa.int64()))]
         names = ["doc_id", "site", "url", "n_tokens", "segments", "starts"]
-        if bits:  # the partitioned job's blocks: each segment's text as written, each token's characters
+        if written:
             per_doc = np.array([len(r) for r in raws], np.int64)
             seg_len = np.array([c.shape[0] for c in cs], np.int64)
             doc_tok = np.bincount(np.repeat(np.arange(per_doc.shape[0]), per_doc), weights=seg_len,
@@ -220,8 +227,10 @@ def segments(batches, L: int, frequent, bits: bool = False):
         yield pa.RecordBatch.from_arrays(cols, names=names)
 
 
-#: The first round's context (tokens after a seed's start); doubled per round.
+#: The first round's context (tokens after a seed's start); multiplied by
+#: CONTEXT_GROWTH for each later round.
 FIRST_CONTEXT = 64
+CONTEXT_GROWTH = 8
 
 
 # --------------------------------------------------------------------------

@@ -22,9 +22,9 @@ D2. *Components* (rule 6).  A key's pieces are linked to the key's smallest
     piece id (a star per key, one shuffle by key); the union of the stars is
     reduced to one star per connected component by the alternating
     large-star / small-star rounds of Kiveris et al. (2014), "Connected
-    Components in MapReduce and Beyond" (O(log^2 n) rounds; each round two
-    shuffles of the edges, none on the driver), until every edge joins a
-    leaf to its component's smallest id.
+    Components in MapReduce and Beyond" (O(log^2 n) rounds at worst; each
+    round a few shuffles of the edges, none on the driver), until every edge
+    joins a leaf to its component's smallest id.
 D3. *Numbering*: per component its covered tokens and first piece (the
     smallest (doc_id, start)); a distributed sort by (covered tokens
     descending, first piece) and each sorted partition's row counts (one
@@ -32,9 +32,12 @@ D3. *Numbering*: per component its covered tokens and first piece (the
     :func:`engine.blocks.find_blocks` numbers them.
 D4. *Spans* (join the pieces with their documents' segments by document;
     :func:`span_rows`): adjacent pieces of one block merge into spans, with
-    their token text (to find each block's representative, the most frequent
-    span text; ties: the longest, then the first in (doc_id, start) order),
-    their characters and their text as written.
+    a 128-bit key of their token text (:func:`text_keys`: each block's
+    representative is its most frequent span text, ties the longest, then the
+    first in (doc_id, start) order, grouped by key and length so that the JVM
+    never sorts the texts; the one hash not verified), their characters and
+    their text as written (fetched by document for the representatives,
+    :func:`rep_rows`).
 D5. *Phrase blocks* (phrase occurrences and spans by document;
     :func:`phrase_block_rows`): each maximal phrase's block is the block
     holding most tokens of all its occurrences (ties: the smaller id).
@@ -59,15 +62,15 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .kernels import blocks as K
-from .partitioned import list_array, segment_tokens
+from .partitioned import list_array, part_of, segment_tokens
 
 #: D1's rows: a piece of a document with the keys of the windows inside it.
 PIECE_ROWS = "doc_id long, start long, end long, key_h array<long>, key_g array<long>"
 #: D4's rows: a span of one block in one document.
 SPAN_ROWS = ("block long, doc_id long, site string, start long, end long, char_start int, char_end int, "
-             "text string, raw string")
-#: D5's input rows: a span (``block`` set) or a phrase occurrence (``phrase`` set).
-MEET_ROWS = "doc_id long, a long, e long, block long, phrase string"
+             "k1 long, k2 long, raw string")
+#: The representatives' rows: a block's representative text as written.
+REP_ROWS = "block long, text string"
 #: D5's rows: the tokens of a phrase's occurrences inside a block (partial sums).
 PHRASE_BLOCK_ROWS = "phrase string, block long, tokens long"
 
@@ -136,8 +139,7 @@ def span_rows(batch) -> pa.RecordBatch:
     st = segment_tokens(table.column("segments"), table.column("starts"))
     doc_ids = table.column("doc_id").to_numpy().astype(np.int64)
     sites = np.asarray(table.column("site").to_pylist(), dtype=object)
-    pieces = table.column("pieces").combine_chunks() if isinstance(table.column("pieces"), pa.ChunkedArray) \
-        else table.column("pieces")
+    pieces = table.column("pieces").combine_chunks()
     per_row = pc.list_value_length(pieces).fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
     flat = pieces.flatten()
     row = np.repeat(np.arange(table.num_rows), per_row)
@@ -166,16 +168,48 @@ def span_rows(batch) -> pa.RecordBatch:
     c0, c1 = cs[ia], ce[ib - 1]
     seg_c = cs[st.off[seg]]
     written = [raw[s][x:y] for s, x, y in zip(seg.tolist(), (c0 - seg_c).tolist(), (c1 - seg_c).tolist())]
+    k1, k2 = text_keys(st.texts(ia, ib))
     return pa.RecordBatch.from_arrays(
         [pa.array(blk), pa.array(doc_ids[row]), pa.array(sites[row].tolist(), pa.string()), pa.array(a),
-         pa.array(e), pa.array(c0.astype(np.int32)), pa.array(c1.astype(np.int32)), st.texts(ia, ib),
+         pa.array(e), pa.array(c0.astype(np.int32)), pa.array(c1.astype(np.int32)), pa.array(k1), pa.array(k2),
          pa.array(written, pa.string())],
-        names=["block", "doc_id", "site", "start", "end", "char_start", "char_end", "text", "raw"])
+        names=["block", "doc_id", "site", "start", "end", "char_start", "char_end", "k1", "k2", "raw"])
+
+
+def text_keys(texts: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """A 128-bit key (two int64) of each span's token text: spans are grouped
+    by block, key and length, so that the JVM never sorts or aggregates the
+    text itself (a block's spans can be hundreds of KB each).  Two different
+    texts of one block and length share a key with probability about
+    2^-128 per pair."""
+    import hashlib
+    digests = b"".join(hashlib.blake2b(t.encode("utf-8"), digest_size=16).digest() for t in texts.to_pylist())
+    k = np.frombuffer(digests, np.int64).reshape(-1, 2) if digests else np.zeros((0, 2), np.int64)
+    return k[:, 0].copy(), k[:, 1].copy()
+
+
+def rep_rows(table) -> pa.RecordBatch:
+    """The representatives' text on the spans of some documents (all of a
+    document's in one call): rows doc_id, start, raw (a span) or doc_id,
+    start, block (a block's representative span): per representative, its
+    block and the span's text as written."""
+    table = _table(table)
+    if table.num_rows == 0:
+        return _empty(REP_ROWS)
+    frame = pl.from_arrow(table)
+    reps = frame.filter(pl.col("block").is_not_null()).select("doc_id", "start", "block")
+    spans = frame.filter(pl.col("block").is_null()).select("doc_id", "start", "raw")
+    out = reps.join(spans, on=["doc_id", "start"], how="inner").select("block", pl.col("raw").alias("text"))
+    if not out.height:
+        return _empty(REP_ROWS)
+    return out.to_arrow().cast(pa.schema([("block", pa.int64()), ("text", pa.string())])).combine_chunks() \
+        .to_batches()[0]
 
 
 def phrase_block_rows(table) -> pa.RecordBatch:
     """D5 on the spans and phrase occurrences of some documents (all of a
-    document's in one call; :data:`MEET_ROWS`): per phrase and block, the
+    document's in one call; columns doc_id, a, e (a token range), block
+    (set for a span) and phrase (set for a phrase occurrence)): per phrase and block, the
     tokens of the phrase's occurrences here that lie in the block."""
     table = _table(table)
     if table.num_rows == 0:
@@ -201,22 +235,20 @@ def phrase_block_rows(table) -> pa.RecordBatch:
     phrase = table.column("phrase").take(pa.array(oc[which]))
     out = (pl.DataFrame({"phrase": pl.from_arrow(phrase), "block": sb[at], "tokens": tokens})
            .filter(pl.col("tokens") > 0).group_by("phrase", "block").agg(pl.col("tokens").sum()))
-    return out.to_arrow().cast(pa.schema([("phrase", pa.string()), ("block", pa.int64()),
-                                          ("tokens", pa.int64())])).to_batches()[0] \
-        if out.height else _empty(PHRASE_BLOCK_ROWS)
+    if not out.height:
+        return _empty(PHRASE_BLOCK_ROWS)
+    schema = pa.schema([("phrase", pa.string()), ("block", pa.int64()), ("tokens", pa.int64())])
+    return out.to_arrow().cast(schema).combine_chunks().to_batches()[0]  # one chunk: every row
 
 
 # --------------------------------------------------------------------------
 # the same phase in one process (the tests' stand-in for Spark's shuffles)
 
-def in_process(freq: pa.Table, seg: pa.Table, phrases: pl.DataFrame, occurrences: pl.DataFrame, L: int,
-               n_tokens: int, parts: int = 3):
+def in_process(freq: pa.Table, seg: pa.Table, occurrences: pl.DataFrame, L: int, n_tokens: int, parts: int = 3):
     """Phase D with in-process groupings: ``freq`` phase A's rows, ``seg``
-    step 3's rows, ``phrases`` the maximal phrases (phrase, ...) and
-    ``occurrences`` theirs (phrase, doc_id, pos, length).  Returns
-    (blocks, block_spans, phrase blocks: phrase -> block_id) as the files hold
-    them (blocks without ``phrases`` counted from the last)."""
-    from .partitioned import part_of
+    step 3's rows, ``occurrences`` the maximal phrases' (phrase, doc_id,
+    pos, length).  Returns (blocks.parquet, block_spans.parquet, each
+    phrase's block_id as a dict)."""
     pid_of = {}
     piece_tables = []
     for p in range(parts):
@@ -270,7 +302,7 @@ def in_process(freq: pa.Table, seg: pa.Table, phrases: pl.DataFrame, occurrences
 
 def representatives(spans: pl.DataFrame) -> pl.DataFrame:
     """Each block's representative span (in process: block, text as written)."""
-    groups = (spans.sort("doc_id", "start").group_by("block", "text", maintain_order=True)
+    groups = (spans.sort("doc_id", "start").group_by("block", "k1", "k2", maintain_order=True)
               .agg(pl.len().alias("count"), (pl.col("end") - pl.col("start")).first().alias("len"),
                    pl.col("doc_id").first().alias("fdoc"), pl.col("start").first().alias("fstart"),
                    pl.col("raw").first()))

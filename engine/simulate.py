@@ -9,9 +9,9 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .partitioned import (CHUNK, FIRST_CONTEXT, chunk_bits, count_chunks, covered_tokens, empty_frequent_rows,
-                          empty_interval_rows, empty_part_rows, empty_window_rows, frequent_rows, interval_rows,
-                          mine_part, part_of, segments, window_counters, window_rows)
+from .partitioned import (CHUNK, CONTEXT_GROWTH, FIRST_CONTEXT, chunk_bits, count_chunks, covered_tokens,
+                          empty_frequent_rows, empty_interval_rows, empty_part_rows, empty_window_rows, frequent_rows,
+                          interval_rows, mine_part, part_of, segments, window_counters, window_rows)
 from .partitioned_blocks import in_process
 
 
@@ -47,7 +47,7 @@ def simulate(texts: list[str], sigma: int, L: int, parts: int = 3, batches: int 
     bits = np.zeros(buckets // 64, np.uint64)
     for c, chunks in by_chunk.items():
         bits[c * (CHUNK // 64):(c + 1) * (CHUNK // 64)] = chunk_bits(chunks, sigma)
-    seg = [next(segments(iter([d]), L, bits, bits=True)) for d in docs]
+    seg = [next(segments(iter([d]), L, bits, bits=True, written=True)) for d in docs]
     # phase A
     rows = pa.Table.from_batches([window_rows(s, L, bits) for s in seg], schema=empty_window_rows().schema)
     freq = pa.Table.from_batches([frequent_rows(t, sigma) for t in _by_hash(rows, "h", parts)],
@@ -69,7 +69,7 @@ def simulate(texts: list[str], sigma: int, L: int, parts: int = 3, batches: int 
                                      if t.num_rows], schema=empty_part_rows().schema)
         found.append(out.filter(pc.equal(out.column("kind"), 0)))
         seeds = out.filter(pc.equal(out.column("kind"), 1)).select(["h", "doc_id", "pos"])
-        context *= 2
+        context *= CONTEXT_GROWTH
     mined = pl.from_arrow(pa.concat_tables(found)) if found else pl.from_arrow(empty_part_rows())
     phrases = (mined.select("phrase", "length", "df", "occurrences", "sites", "psi")
                .sort(["psi", "length", "phrase"], descending=[True, True, False]))
@@ -78,7 +78,7 @@ def simulate(texts: list[str], sigma: int, L: int, parts: int = 3, batches: int 
     occ = (mined.select("phrase", "length", "occ_doc", "occ_pos").explode("occ_doc", "occ_pos")
            .rename({"occ_doc": "doc_id", "occ_pos": "pos"}))
     n_tokens = int(pa.Table.from_batches(seg).column("n_tokens").to_numpy().sum())
-    blocks, spans, phrase_block = in_process(freq, pa.Table.from_batches(seg), phrases, occ, L, n_tokens, parts)
+    blocks, spans, phrase_block = in_process(freq, pa.Table.from_batches(seg), occ, L, n_tokens, parts)
     phrases = phrases.with_columns(pl.col("phrase").replace_strict(phrase_block, default=None, return_dtype=pl.Int32)
                                    .alias("block_id"))
     return phrases, covered, rounds, blocks, spans

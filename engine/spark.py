@@ -465,6 +465,15 @@ def span_map(batches):
             yield span_rows(b)
 
 
+def rep_map(batches):
+    """Phase D4's representatives over one partition (every span of its
+    documents and the representatives among them): their text as written."""
+    from .partitioned_blocks import rep_rows
+    table = _one_table(batches)
+    if table is not None:
+        yield from _chunks(rep_rows(table))
+
+
 def phrase_block_map(batches):
     """Phase D5 over one partition (every span and phrase occurrence of its
     documents): tokens per phrase and block."""
@@ -493,7 +502,8 @@ def numbered(frame, order: list, name: str, keep):
     """``frame`` sorted by ``order`` (a distributed sort) with a column
     ``name`` numbering its rows 0, 1, ... in that order: each sorted
     partition's row count (one number per partition reaches the driver)
-    gives its first number."""
+    gives its first number.  ``keep`` computes a frame once (the sorted
+    frame is read twice)."""
     from pyspark.sql.types import LongType, StructField, StructType
     ordered = keep(frame.orderBy(*order))
     counts = sorted((r["p"], r["n"]) for r in ordered.mapInArrow(_partition_rows, "p long, n long").collect())
@@ -505,9 +515,6 @@ def numbered(frame, order: list, name: str, keep):
     return ordered.mapInArrow(lambda it: _number_rows(it, first, name), schema)
 
 
-#: Rounds of the components' large-star / small-star reduction before giving
-#: up (O(log^2 n) are needed: 64 is far beyond any corpus).
-MAX_STAR_ROUNDS = 64
 
 
 def components(edges, keep):
@@ -515,16 +522,20 @@ def components(edges, keep):
     (u, v longs, u != v): returns rows (u, v), one per node that is not the
     smallest of its component, v that smallest, and the rounds taken (Kiveris et al. 2014,
     alternating large-star and small-star rounds until every component is a
-    star around its smallest node; each round two shuffles of the edges)."""
+    star around its smallest node; each round a few shuffles of the
+    edges, its two graphs kept by ``keep``)."""
     import pyspark.sql.functions as F
     col = F.col
     graph = keep(edges.select("u", "v").distinct())
-    for rounds in range(1, MAX_STAR_ROUNDS + 1):
+    # O(log^2 n) rounds in the worst case (about log n in practice): a bound
+    # that only a bug reaches
+    most = int(np.ceil(np.log2(graph.count() + 2))) ** 2 + 2
+    for rounds in range(1, most + 1):
         both = graph.unionByName(graph.select(col("v").alias("u"), col("u").alias("v")))
         low = both.groupBy("u").agg(F.min("v").alias("m"))
         # large star: every larger neighbour of u joins u's smallest neighbour (or u)
-        large = (both.where(col("v") > col("u")).join(low, "u")
-                 .select(col("v").alias("hi"), F.least(col("m"), col("u")).alias("lo")).distinct())
+        large = keep(both.where(col("v") > col("u")).join(low, "u")
+                     .select(col("v").alias("hi"), F.least(col("m"), col("u")).alias("lo")).distinct())
         # small star: every node joins the smallest of its smaller neighbours
         m = large.groupBy("hi").agg(F.min("lo").alias("m"))
         small = (large.join(m, "hi").where(col("lo") != col("m")).select(col("lo").alias("u"), col("m").alias("v"))
@@ -534,7 +545,7 @@ def components(edges, keep):
         if row["n"] == row["nu"] and \
                 not graph.select("v").join(graph.select(col("u").alias("v")), "v", "left_semi").limit(1).count():
             return graph, rounds  # stars: each u has one v, and no v has a smaller one
-    raise BoilerscopeError(f"the blocks' components did not settle in {MAX_STAR_ROUNDS} rounds (a bug: "
+    raise BoilerscopeError(f"the blocks' components did not settle in {most} rounds (a bug: "
                            "please report it with the corpus)")
 
 
@@ -543,10 +554,10 @@ def spark_blocks(pieces, seg, occurrences, n_tokens: int, keep, acc, partitions:
     rows with a ``pid``, ``seg`` step 3's rows, ``occurrences`` the maximal
     phrases' (phrase, length, doc_id, pos).  Returns (blocks.parquet,
     block_spans.parquet, phrase -> block_id) frames and figures (blocks,
-    component_rounds)."""
+    block_spans, component_rounds)."""
     import pyspark.sql.functions as F
     from pyspark.sql import Window
-    from .partitioned_blocks import PHRASE_BLOCK_ROWS, SPAN_ROWS
+    from .partitioned_blocks import PHRASE_BLOCK_ROWS, REP_ROWS, SPAN_ROWS
     col = F.col
     # D2: a star per key around its smallest piece, then the components
     keyed = pieces.select("pid", F.explode(F.arrays_zip("key_h", "key_g")).alias("k")) \
@@ -568,15 +579,22 @@ def spark_blocks(pieces, seg, occurrences, n_tokens: int, keep, acc, partitions:
                .groupBy("doc_id").agg(F.collect_list(F.struct("start", "end", "block")).alias("pieces")))
     spans = keep(seg.select("doc_id", "site", "segments", "starts", "raw", "cs", "ce").join(per_doc, "doc_id")
                  .mapInArrow(lambda it: measured("spans", acc, span_map(it)), SPAN_ROWS))
-    groups = spans.groupBy("block", "text").agg(F.count(F.lit(1)).alias("count"),
-                                                F.min(col("end") - col("start")).alias("len"),
-                                                F.min(F.struct("doc_id", "start", "raw")).alias("first"))
+    # representatives: spans grouped by their text's 128-bit key and length
+    # (the JVM never sorts the text); the chosen span's text as written
+    # fetched by document
+    groups = (spans.select("block", "k1", "k2", (col("end") - col("start")).alias("len"), "doc_id", "start")
+              .groupBy("block", "k1", "k2", "len").agg(F.count(F.lit(1)).alias("count"),
+                                                       F.min(F.struct("doc_id", "start")).alias("first")))
     best = Window.partitionBy("block").orderBy(col("count").desc(), col("len").desc(), col("first.doc_id"),
                                                col("first.start"))
-    reps = (groups.withColumn("r", F.row_number().over(best)).where(col("r") == 1)
-            .select("block", col("first.raw").alias("text")))
+    chosen = (groups.withColumn("r", F.row_number().over(best)).where(col("r") == 1)
+              .select(col("first.doc_id").alias("doc_id"), col("first.start").alias("start"), "block",
+                      F.lit(None).cast("string").alias("raw")))
+    reps = (spans.select("doc_id", "start", F.lit(None).cast("long").alias("block"), "raw").unionByName(chosen)
+            .repartition(partitions, "doc_id")
+            .mapInArrow(lambda it: measured("representatives", acc, rep_map(it)), REP_ROWS))
     stats = spans.groupBy("block").agg(F.countDistinct("doc_id").alias("documents"),
-                                       F.countDistinct(F.coalesce(col("site"), F.lit("\x00"))).alias("sites"))
+                                       F.countDistinct("site").alias("sites"))  # sites are never null
     # D5: each phrase's block
     meet = (spans.select("doc_id", col("start").alias("a"), col("end").alias("e"), "block",
                          F.lit(None).cast("string").alias("phrase"))
@@ -600,7 +618,8 @@ def spark_blocks(pieces, seg, occurrences, n_tokens: int, keep, acc, partitions:
     block_spans = (spans.select(col("block").cast("int").alias("block_id"), "doc_id", col("start").cast("int"),
                                 col("end").cast("int"), "char_start", "char_end")
                    .orderBy("block_id", "doc_id", "start"))
-    return blocks, block_spans, phrase_block, {"blocks": int(n_blocks), "component_rounds": rounds}
+    return blocks, block_spans, phrase_block, {"blocks": int(n_blocks), "block_spans": int(spans.count()),
+                                               "component_rounds": rounds}
 
 
 def counter_reduce(batches, sigma: int):
@@ -681,13 +700,13 @@ def mine_partitioned(spark, docs, sigma: int, L: int, parts: int | None = None, 
     """Steps 2-4 with step 4 partitioned (:mod:`engine.partitioned`): the
     driver holds the frequent-window filter (one bit per bucket, ``buckets``
     fixed before the job) and figures, nothing that grows with the corpus.
-    Returns (phrases, documents, sites) as Spark DataFrames (phrases.parquet
-    without block_id, ordered like the local files) and Spark's figures.
+    Returns (phrases, documents, sites, blocks, block_spans) as Spark
+    DataFrames (ordered like the local files) and Spark's figures.
     The frames kept on the executors' disks are local checkpoints, released
     with the session."""
     import pyspark.sql.functions as F
     from pyspark import StorageLevel
-    from .partitioned import (CHUNK, FIRST_CONTEXT, FREQUENT_ROWS, INTERVAL_ROWS, PART_ROWS, WINDOW_ROWS,
+    from .partitioned import (CHUNK, CONTEXT_GROWTH, FIRST_CONTEXT, FREQUENT_ROWS, INTERVAL_ROWS, PART_ROWS, WINDOW_ROWS,
                               filter_buckets, window_rows, interval_rows)
     from .partitioned_blocks import PIECE_ROWS
     stage = stage or (lambda name, frac: None)
@@ -718,7 +737,7 @@ def mine_partitioned(spark, docs, sigma: int, L: int, parts: int | None = None, 
     figures.update(filter_buckets=n_buckets, filter_buckets_passing=int(np.bitwise_count(bits).sum()))
     stage("segments", 0.2)
     bc = spark.sparkContext.broadcast(bits)
-    seg = docs.mapInArrow(lambda it: measured("segments", acc, segments(it, L, bc, bits=True)),
+    seg = docs.mapInArrow(lambda it: measured("segments", acc, segments(it, L, bc, bits=True, written=True)),
                           "doc_id long, site string, url string, n_tokens long, segments array<string>, "
                           "starts array<long>, raw array<string>, cs array<int>, ce array<int>")
     seg = keep(seg)
@@ -763,7 +782,7 @@ def mine_partitioned(spark, docs, sigma: int, L: int, parts: int | None = None, 
     while n_seeds:
         rounds += 1
         figures["round_seeds"].append(int(n_seeds))
-        stage(f"mine (round {rounds}, context {context})", min(0.9, 0.45 + 0.1 * rounds))
+        stage(f"mine (round {rounds}, context {context})", min(0.8, 0.45 + 0.1 * rounds))
         per_doc = seeds.groupBy("doc_id").agg(F.collect_list(F.struct("h", "pos")).alias("seeds"))
         if rounds > 1 and n_seeds <= BROADCAST_SEEDS:
             # few flagged seeds: their documents' rows go to every task, the
@@ -780,7 +799,7 @@ def mine_partitioned(spark, docs, sigma: int, L: int, parts: int | None = None, 
                                                      "occ_doc", "occ_pos"))
         seeds = mined.filter("kind = 1").select("h", "doc_id", "pos")
         n_seeds = seeds.count()
-        context *= 2
+        context *= CONTEXT_GROWTH
     figures["rounds"] = rounds
     if found:
         phrases = found[0]
@@ -1001,12 +1020,12 @@ def plan_partitioned(source: str, sigma, L: int, parts: int | None = None, cores
             "executor_heap_bytes": 4 * batch + largest}
 
 
-def check_parts(folder: str, n_phrases: int, n_docs: int, n_blocks: int) -> None:
+def check_parts(folder: str, n_phrases: int, n_docs: int, n_blocks: int, n_spans: int) -> None:
     """The parts the executors wrote are all here (an ``--out`` on a disk
     only some machines see loses parts without an error)."""
     import pyarrow.parquet as pq
     for name, want in (("phrases.parquet", n_phrases), ("documents.parquet", n_docs),
-                       ("blocks.parquet", n_blocks)):
+                       ("blocks.parquet", n_blocks), ("block_spans.parquet", n_spans)):
         path = os.path.join(folder, name)
         got = sum(pq.read_metadata(os.path.join(path, x)).num_rows for x in os.listdir(path)) \
             if os.path.isdir(path) else -1
@@ -1066,7 +1085,7 @@ def _run_partitioned(spark, docs, source, sigma, sigma_n, L, out, n_docs, replac
     summary.seconds = {k: round(v, 4) for k, v in timings.items()}
     summary.seconds["total"] = round(time.perf_counter() - t0, 4)
     try:
-        check_parts(rs.new, n_phrases, n_docs, figures["blocks"])
+        check_parts(rs.new, n_phrases, n_docs, figures["blocks"], figures["block_spans"])
     except BoilerscopeError:
         rs.discard()
         raise

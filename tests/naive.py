@@ -424,3 +424,25 @@ def blocks(docs: list[list], sigma: int, min_len: int, templates=()):
         reps.append(best)
     return dict(blocks=found, spans=spans, documents=[len({d for d, _ in s}) for s in found], reps=reps,
                 covered=covered)
+
+
+def block_files(docs, sigma, L, phrases):
+    """:func:`blocks` as the result files hold them: block_spans rows,
+    per block (covered tokens, documents, representative text), and each
+    phrase's block (most tokens of its occurrences, ties the smaller id)."""
+    want = blocks(docs, sigma, L)
+    spans = sorted((k, d, a, e) for d, a, e, k in want["spans"])
+    per_block = [(len(s), n, " ".join(docs[d][a:e])) for s, n, (d, a, e) in
+                 zip(want["blocks"], want["documents"], want["reps"])]
+    of = {t: k for k, s in enumerate(want["blocks"]) for t in s}
+    blocks_of = {}
+    for phrase in phrases:
+        p = phrase.split(" ")
+        count = {}
+        for d, toks in enumerate(docs):
+            for a in range(len(toks) - len(p) + 1):
+                if toks[a:a + len(p)] == p:
+                    for t in range(a, a + len(p)):
+                        count[of[(d, t)]] = count.get(of[(d, t)], 0) + 1
+        blocks_of[phrase] = min(count, key=lambda k: (-count[k], k))
+    return spans, per_block, blocks_of

@@ -45,7 +45,7 @@ def test_long_phrases_take_rounds_and_stay_exact():
     got, covered, rounds = answer(docs, 3, 4, parts=3, context=5)
     want, want_covered, _ = naive.mine(docs, 3, 4)
     assert got == want and covered == want_covered
-    assert rounds >= 4  # 5 -> 10 -> 20 -> 40 -> 80
+    assert rounds >= 3  # 5 -> 40 -> 320
 
 
 def test_skewed_parts_and_more_parts_than_seeds():
@@ -82,28 +82,6 @@ def test_partitioned_gives_the_local_phrases_on_real_text(tmp_path):
     assert covered.tolist() == docs["covered_tokens"].to_list()
 
 
-def naive_blocks(docs, sigma, L, phrases):
-    """tests/naive.py's blocks as the files hold them: block_spans rows,
-    per block (covered tokens, documents, representative text), and each
-    phrase's block (most tokens of its occurrences, ties the smaller id)."""
-    want = naive.blocks(docs, sigma, L)
-    spans = sorted((k, d, a, e) for d, a, e, k in want["spans"])
-    per_block = [(len(s), n, " ".join(docs[d][a:e])) for s, n, (d, a, e) in
-                 zip(want["blocks"], want["documents"], want["reps"])]
-    of = {t: k for k, s in enumerate(want["blocks"]) for t in s}
-    blocks_of = {}
-    for phrase in phrases:
-        p = phrase.split(" ")
-        count = {}
-        for d, toks in enumerate(docs):
-            for a in range(len(toks) - len(p) + 1):
-                if toks[a:a + len(p)] == p:
-                    for t in range(a, a + len(p)):
-                        count[of[(d, t)]] = count.get(of[(d, t)], 0) + 1
-        blocks_of[phrase] = min(count, key=lambda k: (-count[k], k))
-    return spans, per_block, blocks_of
-
-
 @settings(max_examples=120, deadline=None, suppress_health_check=list(HealthCheck))
 @given(docs=st.lists(st.lists(st.sampled_from("abcd"), max_size=18), min_size=2, max_size=12),
        sigma=st.integers(2, 4), L=st.integers(2, 4), parts=st.integers(1, 5), batches=st.integers(1, 3),
@@ -114,7 +92,7 @@ def test_partitioned_blocks_equal_the_definition(docs, sigma, L, parts, batches,
     and each phrase's block_id."""
     phrases, _, _, blocks, spans = simulate([" ".join(d) for d in docs], sigma, L, parts=parts, batches=batches,
                                             context=L + extra, with_blocks=True)
-    want_spans, want_blocks, want_of = naive_blocks(docs, sigma, L, phrases["phrase"].to_list())
+    want_spans, want_blocks, want_of = naive.block_files(docs, sigma, L, phrases["phrase"].to_list())
     assert spans.select("block_id", "doc_id", "start", "end").rows() == want_spans
     assert blocks.select("covered_tokens", "documents", "text").rows() == want_blocks
     assert blocks["block_id"].to_list() == list(range(len(want_blocks)))

@@ -352,9 +352,8 @@ def test_partitioned_equals_the_definition(spark, tmp_path_factory, docs, sigma,
     assert files["documents"]["doc_id"].to_list() == list(range(len(docs)))
     assert files["documents"]["covered_tokens"].to_list() == covered
     assert s.covered_tokens == sum(covered) and s.spark["step4"] == "partitioned"
-    # the blocks: the literal definition (tests/test_partitioned.py's reading of tests/naive.py)
-    from tests.test_partitioned import naive_blocks
-    want_spans, want_blocks, want_of = naive_blocks(docs, sigma, L, got["phrase"].to_list())
+    # the blocks: the literal definition (tests/naive.py)
+    want_spans, want_blocks, want_of = naive.block_files(docs, sigma, L, got["phrase"].to_list())
     assert files["block_spans"].select("block_id", "doc_id", "start", "end").rows() == want_spans
     assert files["blocks"].select("covered_tokens", "documents", "text").rows() == want_blocks
     assert dict(got.select("phrase", "block_id").rows()) == want_of and s.blocks == len(want_blocks)
