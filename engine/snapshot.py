@@ -294,7 +294,7 @@ class SnapshotReader:
                     batch = self._chunk_rows
                 else:
                     raw = sum(pf.metadata.row_group(i).total_byte_size for i in range(pf.metadata.num_row_groups))
-                    batch = max(1024, int(rows * self.chunk_bytes / max(raw, 1)))
+                    batch = max(1, int(rows * self.chunk_bytes / max(raw, 1)))  # ~chunk_bytes, whatever the row size
                 if rows == 0:
                     yield pf.schema_arrow.empty_table(), size
                     return

@@ -55,6 +55,22 @@ def test_any_cut_into_shards_and_chunks_reads_as_one_file(tmp_path_factory, n, s
     same(gathered(SnapshotReader(str(d / "one.parquet"), _chunk_rows=rows)), whole)
 
 
+def test_large_documents_come_in_chunks_of_the_chunk_size(tmp_path):
+    """Parquet rows of 150 KB: a chunk holds about chunk_bytes of them (it
+    held at least 1,024 rows, 150 MB, and the store's capped ingest of
+    4,000 such pages failed with DuckDB's "failed to pin block")."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    word = "x" * 299
+    texts = [" ".join(f"w{i}{word}" for i in range(500)) + f" end{d}" for d in range(60)]
+    pq.write_table(pa.table({"doc_id": list(range(60)), "text": texts}), tmp_path / "big.parquet")
+    reader = SnapshotReader(str(tmp_path / "big.parquet"), chunk_bytes=1 << 20)
+    rows = [c.table.num_rows for c in reader.chunks()]
+    assert sum(rows) == 60 and max(rows) <= 8  # 1 MB / 150 KB
+    whole = gathered(SnapshotReader(str(tmp_path / "big.parquet")))
+    assert whole[-1] == reader.snapshot_id  # the same snapshot, however chunked
+
+
 def test_jsonl_shards_and_a_glob_read_as_the_parquet_file(tmp_path):
     docs = documents(120, seed=3)
     write_parquet(tmp_path / "one.parquet", docs)
