@@ -1115,6 +1115,8 @@ def _run_partitioned(spark, docs, source, sigma, sigma_n, L, out, n_docs, replac
     except BoilerscopeError:
         rs.discard()
         raise
+    # the stages Spark ran during the write (the blocks' last maps) count too
+    summary.spark["worker_rss_bytes"] = dict(sorted(figures["worker_rss_bytes"].value.items()))
     rs.rewrite_summary("summary.json", summary.to_dict())
     rs.publish()
     stage("done", 1.0)
