@@ -369,16 +369,17 @@ def _one_table(batches) -> pa.Table | None:
     return pa.Table.from_batches(batches) if batches else None
 
 
-def byte_chunks(batch: pa.RecordBatch, column: str, max_bytes: int = None):
-    """``batch`` cut into batches of at most about ``max_bytes`` (default
-    BATCH_BYTES) of its string ``column``: a map whose output grows with its
-    parameters (phase B's intervals with the context) hands the JVM batches
-    of a bounded size, not one buffer of several GB."""
-    max_bytes = max_bytes or BATCH_BYTES
+def byte_chunks(batch: pa.RecordBatch, column: str, max_bytes: int | None = None):
+    """``batch`` cut into batches holding at most about ``max_bytes``
+    (default BATCH_BYTES) of its string ``column`` (only that column's bytes
+    count; a row larger than that goes alone): a map whose output grows with
+    its parameters (phase B's intervals with the context) hands the JVM
+    batches of a bounded size, not one buffer of several GB."""
+    max_bytes = BATCH_BYTES if max_bytes is None else max_bytes
     if batch.num_rows <= 1:
         yield batch
         return
-    sizes = pc.binary_length(batch.column(batch.schema.names.index(column))).fill_null(0)
+    sizes = pc.binary_length(batch.column(column)).fill_null(0)
     ends = np.cumsum(sizes.to_numpy(zero_copy_only=False).astype(np.int64))
     if ends[-1] <= max_bytes:
         yield batch
@@ -770,7 +771,7 @@ def mine_partitioned(spark, docs, sigma: int, L: int, parts: int | None = None, 
     figures["segment_tokens"] = seg_tokens
     # phase A: the frequent L-grams exactly, the seeds
     stage("seeds", 0.35)
-    part_a = max(base, -(-seg_tokens // (4 << 20)))
+    part_a = max(base, -(-seg_tokens // SEED_PART_TOKENS))
     freq = (seg.mapInArrow(lambda it: measured("windows", acc, (window_rows(b, L, bc.value) for b in it)),
                            WINDOW_ROWS)
             .repartition(part_a, "h")
@@ -998,10 +999,10 @@ def driver_block_files(table: pa.Table, blocks, offsets, within, meta: pl.DataFr
     seg_of = np.full(within.shape[0], -1, np.int64)
     seg_of[real] = np.repeat(np.arange(seg_len.shape[0]), seg_len)
     seg_c = cs[np.cumsum(seg_len) - seg_len] if seg_len.shape[0] else np.zeros(0, np.int32)  # first characters
-    raw = table.column("raw").combine_chunks().flatten().to_pylist()
     rdoc, c0, c1 = frames.block_char_ranges(blocks, offsets, span_start, span_end)
     seg = seg_of[offsets[rdoc] + blocks.rep_start]
-    text = [raw[k][a:b] for k, a, b in zip(seg.tolist(), (c0 - seg_c[seg]).tolist(), (c1 - seg_c[seg]).tolist())]
+    raw = table.column("raw").combine_chunks().flatten().take(pa.array(seg, pa.int64())).to_pylist()  # one a block
+    text = [r[a:b] for r, a, b in zip(raw, (c0 - seg_c[seg]).tolist(), (c1 - seg_c[seg]).tolist())]
     doc_ids = meta["doc_id"].to_numpy()
     bfile, _, store_spans = frames.block_frames(blocks, offsets, span_start, span_end, doc_ids,
                                                 meta["site"].to_list(), n_tokens, text, node_block, node_max)
@@ -1047,6 +1048,8 @@ PLAN_WORKER_BASE = 320 << 20
 #: rounds 26 s with 4 or 5 parts, 49 s with 20; the parts' workers 0.8 GB
 #: either way).
 PART_TOKENS = 16 << 20
+#: Segment tokens per partition of phase A (the seeds) and D1 (the pieces).
+SEED_PART_TOKENS = 4 << 20
 
 
 def plan_partitioned(source: str, sigma, L: int, parts: int | None = None, cores: int = 2) -> dict:
@@ -1064,7 +1067,7 @@ def plan_partitioned(source: str, sigma, L: int, parts: int | None = None, cores
     buckets = filter_buckets(sizes["bytes"] // 5)
     base = max(2 * cores, 4)
     seg_tokens = int(tokens * PLAN_SEGMENT_SHARE)
-    part_a = max(base, -(-seg_tokens // (4 << 20)))
+    part_a = max(base, -(-seg_tokens // SEED_PART_TOKENS))
     seeds = int(seg_tokens * PLAN_SEEDS_PER_SEGMENT_TOKEN)
     context = max(FIRST_CONTEXT, 2 * L)
     n_parts = parts or max(base, -(-seeds * context // PART_TOKENS))
@@ -1128,7 +1131,7 @@ def _run_partitioned(spark, docs, source, sigma, sigma_n, L, out, n_docs, replac
         sigma=sigma_n, sigma_given=str(sigma), min_len=L, algo="bloomspan", algo_used="bloomspan",
         documents=n_docs, tokens=int(totals["t"] or 0), covered_tokens=int(totals["c"] or 0),
         phrases=int(n_phrases), blocks=figures["blocks"],
-        spark={**figures, "worker_rss_bytes": dict(sorted(figures["worker_rss_bytes"].value.items())),
+        spark={**figures, "worker_rss_bytes": None,  # after the write, below
                "step4": "partitioned", "partitions": docs.rdd.getNumPartitions(),
                "replaced_payloads": replaced, **driver_memory(spark, start_rss)})
 
