@@ -922,11 +922,9 @@ def mine_spark(source: str, sigma, min_len: int, out: str | None, master: str | 
         stage("segments", 0.3)
         t = time.perf_counter()
         bc = spark.sparkContext.broadcast(freq)
-        written = db is None  # the block files need the segments' characters and text (a store has them)
-        seg = docs.mapInArrow(lambda it: segments(it, L, bc, written=written),
+        seg = docs.mapInArrow(lambda it: segments(it, L, bc),
                               "doc_id long, site string, url string, n_tokens long, segments array<string>, "
-                              "starts array<long>" + (", raw array<string>, cs array<int>, ce array<int>"
-                                                      if written else ""))
+                              "starts array<long>")
         try:
             table = seg.toArrow()
         except Exception as exc:
@@ -937,7 +935,8 @@ def mine_spark(source: str, sigma, min_len: int, out: str | None, master: str | 
         t = time.perf_counter()
         table = table.sort_by("doc_id")
         meta = pl.from_arrow(table.select(["doc_id", "site", "url", "n_tokens"]))
-        tokens, offsets, vocab, n_sep, within = pseudo_documents(table.column("segments"), table.column("starts"))
+        tokens, offsets, vocab, n_sep, within = pseudo_documents(
+            table.column("segments"), table.column("starts") if db is not None else None)
         res = mine_tokens(tokens, offsets, len(vocab), sigma_n, L, workers=None)
         res.stats.pop("timings", None)
         # blocks on the pseudo-documents: the same as on the documents (the
@@ -962,8 +961,6 @@ def mine_spark(source: str, sigma, min_len: int, out: str | None, master: str | 
                    "partitions": docs.rdd.getNumPartitions(), "replaced_payloads": replaced})
         files = {"phrases.parquet": phrases, "documents.parquet": documents, "sites.parquet": sites}
         if db is None:
-            files.update(driver_block_files(table, blocks, offsets, within, meta, n_tokens, node_block,
-                                            np.asarray(res.node_max, bool)))
             summary.seconds = {k: round(v, 4) for k, v in timings.items()}
             summary.seconds["total"] = round(time.perf_counter() - t0, 4)
             write_result_set(out, files, "summary.json", summary.to_dict())
@@ -978,42 +975,6 @@ def mine_spark(source: str, sigma, min_len: int, out: str | None, master: str | 
             held.unpersist()
         if own:
             spark.stop()
-
-
-def driver_block_files(table: pa.Table, blocks, offsets, within, meta: pl.DataFrame, n_tokens: int, node_block,
-                       node_max) -> dict:
-    """blocks.parquet and block_spans.parquet of the driver path without a
-    store, as the local engine writes them: ``blocks`` found on the
-    pseudo-documents (``offsets``, ``within`` each pseudo token's place in
-    its document), the characters and written text from step 3's ``raw``,
-    ``cs`` and ``ce`` columns of ``table`` (documents by doc_id)."""
-    real = np.flatnonzero(within >= 0)  # the segments' tokens, in the columns' order
-    cs = table.column("cs").combine_chunks().flatten().to_numpy(zero_copy_only=False).astype(np.int32)
-    ce = table.column("ce").combine_chunks().flatten().to_numpy(zero_copy_only=False).astype(np.int32)
-    span_start = np.zeros(within.shape[0], np.int32)
-    span_end = np.zeros(within.shape[0], np.int32)
-    span_start[real], span_end[real] = cs, ce
-    # each real token's segment, to cut a representative from its segment's text
-    words = pc.split_pattern(table.column("segments").combine_chunks().flatten(), " ")
-    seg_len = pc.list_value_length(words).to_numpy(zero_copy_only=False).astype(np.int64)
-    seg_of = np.full(within.shape[0], -1, np.int64)
-    seg_of[real] = np.repeat(np.arange(seg_len.shape[0]), seg_len)
-    seg_c = cs[np.cumsum(seg_len) - seg_len] if seg_len.shape[0] else np.zeros(0, np.int32)  # first characters
-    rdoc, c0, c1 = frames.block_char_ranges(blocks, offsets, span_start, span_end)
-    seg = seg_of[offsets[rdoc] + blocks.rep_start]
-    raw = table.column("raw").combine_chunks().flatten().take(pa.array(seg, pa.int64())).to_pylist()  # one a block
-    text = [r[a:b] for r, a, b in zip(raw, (c0 - seg_c[seg]).tolist(), (c1 - seg_c[seg]).tolist())]
-    doc_ids = meta["doc_id"].to_numpy()
-    bfile, _, store_spans = frames.block_frames(blocks, offsets, span_start, span_end, doc_ids,
-                                                meta["site"].to_list(), n_tokens, text, node_block, node_max)
-    g0 = offsets[store_spans["doc_index"].to_numpy()] + store_spans["token_start"].to_numpy()
-    g1 = offsets[store_spans["doc_index"].to_numpy()] + store_spans["token_end"].to_numpy()
-    spans = (store_spans.with_columns(pl.Series("doc_id", doc_ids[store_spans["doc_index"].to_numpy()], pl.Int64),
-                                      pl.Series("start", within[g0], pl.Int32),
-                                      pl.Series("end", within[g1 - 1] + 1, pl.Int32))
-             .select("block_id", "doc_id", "start", "end", "char_start", "char_end")
-             .sort("block_id", "doc_id", "start"))
-    return {"blocks.parquet": bfile, "block_spans.parquet": spans}
 
 
 def driver_memory(spark, start: int = 0) -> dict:

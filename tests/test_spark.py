@@ -50,13 +50,6 @@ def test_spark_equals_the_definition_on_uneven_shards(spark, tmp_path_factory, d
     assert documents["doc_id"].to_list() == list(range(len(docs)))
     assert documents["covered_tokens"].to_list() == covered
     assert s.covered_tokens == sum(covered) and s.engine == "spark"
-    # the block files, against the literal definition
-    want_spans, want_blocks, want_of = naive.block_files(docs, sigma, L, got["phrase"].to_list())
-    spans = pl.read_parquet(os.path.join(out, "block_spans.parquet"))
-    blocks = pl.read_parquet(os.path.join(out, "blocks.parquet"))
-    assert spans.select("block_id", "doc_id", "start", "end").rows() == want_spans
-    assert blocks.select("covered_tokens", "documents", "text").rows() == want_blocks
-    assert dict(got.select("phrase", "block_id").rows()) == want_of
 
 
 def test_pseudo_documents_keep_segments_apart():
@@ -75,11 +68,11 @@ def test_pseudo_documents_keep_segments_apart():
 def compare_with_local(tmp_path, source, spark, sigma=20, L=10):
     local = mine(source, sigma, L, db=str(tmp_path / "x.duckdb"), out=str(tmp_path / "local"))
     s = mine_spark(source, sigma, L, str(tmp_path / "spark"), spark=spark)
-    for name in ("phrases.parquet", "documents.parquet", "sites.parquet", "blocks.parquet", "block_spans.parquet"):
+    for name in ("phrases.parquet", "documents.parquet", "sites.parquet"):
         a = (tmp_path / "local" / name).read_bytes()
         b = (tmp_path / "spark" / name).read_bytes()
         assert a == b, name
-    for key in ("sigma", "min_len", "documents", "tokens", "covered_tokens", "coverage", "phrases", "blocks"):
+    for key in ("sigma", "min_len", "documents", "tokens", "covered_tokens", "coverage", "phrases"):
         assert getattr(s, key) == getattr(local.summary, key), key
     return s
 
