@@ -249,29 +249,23 @@ def in_process(freq: pa.Table, seg: pa.Table, occurrences: pl.DataFrame, L: int,
     step 3's rows, ``occurrences`` the maximal phrases' (phrase, doc_id,
     pos, length).  Returns (blocks.parquet, block_spans.parquet, each
     phrase's block_id as a dict)."""
-    pid_of = {}
     piece_tables = []
     for p in range(parts):
         t = freq.filter(pa.array(part_of(freq.column("doc_id").to_numpy(), parts) == p))
         piece_tables.append(pa.Table.from_batches([piece_rows(t, L)]))
     pieces = pl.from_arrow(pa.concat_tables(piece_tables)).sort("doc_id", "start")
-    n = pieces.height
-    pid = np.arange(n, dtype=np.int64)
-    # rule 6: union-find over the pieces sharing a key
-    parent = list(range(n))
-
-    def root(x):
-        while parent[x] != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-    for i, (kh, kg) in enumerate(zip(pieces["key_h"].to_list(), pieces["key_g"].to_list())):
-        for key in zip(kh, kg):
-            j = pid_of.setdefault(key, i)
-            ri, rj = root(i), root(j)
-            if ri != rj:
-                parent[max(ri, rj)] = min(ri, rj)
-    roots = np.array([root(i) for i in range(n)], np.int64) if n else pid
+    # rule 6 by the local engine's union-find (engine.kernels.blocks.link_pieces):
+    # each key of a piece is a window spanning that piece, positions global
+    _, rank = np.unique(pieces["doc_id"].to_numpy(), return_inverse=True)
+    big = np.int64(1) << 32
+    ps = rank.astype(np.int64) * big + pieces["start"].to_numpy()
+    pe = rank.astype(np.int64) * big + pieces["end"].to_numpy()
+    per_piece = pieces["key_h"].list.len().to_numpy().astype(np.int64)
+    keys = pl.DataFrame({"h": pieces["key_h"].explode(), "g": pieces["key_g"].explode()}).drop_nulls()
+    w_key = keys.select(pl.struct("h", "g").rank("dense")).to_series().to_numpy().astype(np.int64) - 1
+    at = np.repeat(np.arange(pieces.height), per_piece)
+    n_keys = int(w_key.max()) + 1 if w_key.shape[0] else 1
+    roots = K.link_pieces(ps, pe, ps[at], pe[at], w_key, n_keys, L, _NONE, _NONE, _NONE, 0)
     pieces = pieces.with_columns(pl.Series("root", roots), (pl.col("end") - pl.col("start")).alias("len"))
     comp = (pieces.group_by("root", maintain_order=True)  # pieces by (doc_id, start): first() is the first
             .agg(pl.col("len").sum().alias("covered_tokens"), pl.col("doc_id").first().alias("fdoc"),

@@ -538,8 +538,6 @@ def numbered(frame, order: list, name: str, keep):
     return ordered.mapInArrow(lambda it: _number_rows(it, first, name), schema)
 
 
-
-
 def components(edges, keep):
     """Connected components of an undirected graph given by its ``edges``
     (u, v longs, u != v): returns rows (u, v), one per node that is not the
