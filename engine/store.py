@@ -15,7 +15,12 @@ Layout
   over ``*`` there).  They survive re-mining.
 * The token stream, document offsets and character spans of each snapshot live
   in ``<db>.arrays/<snapshot_id>/`` as ``.npy`` files, written in a temporary
-  folder and renamed, and opened memory-mapped.
+  folder and renamed, and opened memory-mapped.  The documents' text lives
+  there too, once, as ``text.parquet`` (doc_index, text; zstd, row groups of
+  :data:`TEXT_ROWS_PER_GROUP` documents, so that one document's read touches
+  one group), read by DuckDB's Parquet reader; the ``documents`` rows hold
+  no text.  A snapshot stored before holds its text in the rows (read
+  there: :meth:`Store.text_relation`).
 """
 from __future__ import annotations
 
@@ -32,6 +37,8 @@ import duckdb
 import numpy as np
 import polars as pl
 import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
 from .coverage import ranges_mask
 from .constants import ALL_SNAPSHOTS, INGEST_DUCKDB_MEMORY
@@ -138,7 +145,41 @@ LEGACY_COLUMNS = {"decisions": ["phrase", "decision", "note", "updated"],
 RUN_TABLES = ("run_phrases", "run_occurrences", "run_documents", "run_spans", "run_templates",
               "run_template_occurrences", "run_blocks", "run_block_spans")
 ARRAY_NAMES = ("tokens", "doc_offsets", "span_start", "span_end")
+#: The documents' text, beside the arrays (issue 26: inserting it into DuckDB
+#: rows and checkpointing them took 1.5 s of webdocs' 6.2 s ingest).
+TEXT_FILE = "text.parquet"
+#: Documents per row group of the text file: a document's read decompresses
+#: its group (webdocs: 1.4 ms median against 11.6 ms in DuckDB rows and 7.9 ms
+#: at 1,024 per group; bench/text_store.py).
+TEXT_ROWS_PER_GROUP = 256
 DECISIONS = ("noise", "keep", "unsure")
+
+
+class TextWriter:
+    """The text file of a snapshot being stored, written chunk by chunk
+    (doc_index, text; zstd level 1: the compression runs at about 400 MB/s
+    on one core, level 3 saved 15% of the size for 30% more time)."""
+
+    SCHEMA = pa.schema([("doc_index", pa.int32()), ("text", pa.large_string())])
+
+    def __init__(self, path: str):
+        self.path = path
+        self._writer = pq.ParquetWriter(path, self.SCHEMA, compression="zstd", compression_level=1)
+
+    def append(self, doc_index: pa.Array, text) -> None:
+        self._writer.write_table(pa.table([doc_index, pc.cast(text, pa.large_string())], schema=self.SCHEMA),
+                                 row_group_size=TEXT_ROWS_PER_GROUP)
+
+    def close(self) -> None:
+        if self._writer is not None:
+            self._writer.close()
+            self._writer = None
+
+    def discard(self) -> None:
+        with contextlib.suppress(Exception):
+            self.close()
+        with contextlib.suppress(OSError):
+            os.remove(self.path)
 
 
 class _AlreadyStored(Exception):
@@ -395,6 +436,7 @@ class Store:
                                    f"({exc.strerror or exc}); check its permissions or use another {{db}}", "db") from None
         dtypes = {"tokens": np.int32, "doc_offsets": np.int64, "span_start": np.int32, "span_end": np.int32}
         writers = {name: NpyAppender(os.path.join(tmp, name + ".npy"), dtypes[name]) for name in ARRAY_NAMES}
+        text_writer = TextWriter(os.path.join(tmp, TEXT_FILE))
         final = None
         pos = {"base": 0, "doc_index": 0}
 
@@ -403,15 +445,17 @@ class Store:
             # then holds one chunk's text, never the whole snapshot's
             n = chunk.table.num_rows
             ends = pos["base"] + np.cumsum(chunk.n_tokens)
+            doc_index = pa.array(np.arange(pos["doc_index"], pos["doc_index"] + n, dtype=np.int32))
             docs = pa.table({
-                "doc_index": pa.array(np.arange(pos["doc_index"], pos["doc_index"] + n, dtype=np.int32)),
+                "doc_index": doc_index,
                 "doc_id": chunk.table.column("doc_id"),
                 "site": chunk.table.column("site"),
                 "url": chunk.table.column("url"),
-                "text": chunk.table.column("text"),
+                "text": pa.nulls(n, pa.string()),  # the text goes to the text file, once
                 "n_tokens": pa.array(chunk.n_tokens),
                 "token_start": pa.array(ends - chunk.n_tokens),
             })
+            text_writer.append(doc_index, chunk.table.column("text"))
 
             def write(cur):
                 cur.register("_docs", docs)
@@ -466,6 +510,7 @@ class Store:
                 add_chunk(chunk)
             for w in writers.values():
                 w.close()
+            text_writer.close()
             return self._write(finish), True
         except _AlreadyStored as exc:
             shutil.rmtree(tmp, ignore_errors=True)
@@ -474,6 +519,7 @@ class Store:
         except BaseException as exc:
             for w in writers.values():
                 w.discard()
+            text_writer.discard()
             shutil.rmtree(tmp, ignore_errors=True)  # first: it frees the disk the DELETE may need
             if final is not None:
                 shutil.rmtree(final, ignore_errors=True)
@@ -522,15 +568,28 @@ class Store:
             "SELECT doc_index, doc_id, site, url, n_tokens FROM documents "
             "WHERE snapshot_id = ? ORDER BY doc_index", [snapshot_id])
 
+    def text_relation(self, snapshot_id: str) -> tuple[str, list]:
+        """The documents' text of a snapshot as SQL (a relation of doc_index,
+        text) and its parameters, to join on doc_index: the snapshot's text
+        file, or its ``documents`` rows for a snapshot stored before the
+        text file."""
+        path = os.path.join(self.arrays_root, snapshot_id, TEXT_FILE)
+        if os.path.exists(path):
+            return "(SELECT doc_index, text FROM read_parquet(?))", [path]
+        return "(SELECT doc_index, text FROM documents WHERE snapshot_id = ?)", [snapshot_id]
+
     def documents_text(self, snapshot_id: str) -> pl.DataFrame:
         """doc_index, doc_id, site, url, text, n_tokens of every document (the export)."""
+        rel, params = self.text_relation(snapshot_id)
         return self.query(
-            "SELECT doc_index, doc_id, site, url, text, n_tokens FROM documents "
-            "WHERE snapshot_id = ? ORDER BY doc_index", [snapshot_id])
+            f"SELECT d.doc_index, d.doc_id, d.site, d.url, t.text, d.n_tokens FROM documents d LEFT JOIN {rel} t"
+            " ON t.doc_index = d.doc_index WHERE d.snapshot_id = ? ORDER BY d.doc_index", params + [snapshot_id])
 
     def document(self, snapshot_id: str, doc_index: int) -> dict | None:
-        df = self.query("SELECT * FROM documents WHERE snapshot_id = ? AND doc_index = ?",
-                        [snapshot_id, doc_index])
+        rel, params = self.text_relation(snapshot_id)
+        df = self.query(f"SELECT d.* REPLACE (t.text AS text) FROM documents d LEFT JOIN {rel} t"
+                        " ON t.doc_index = d.doc_index WHERE d.snapshot_id = ? AND d.doc_index = ?",
+                        params + [snapshot_id, doc_index])
         return df.row(0, named=True) if df.height else None
 
     def text_slices(self, snapshot_id: str, doc_index, char_start, char_end) -> list[str]:
@@ -542,12 +601,13 @@ class Store:
                            "b": pa.array(np.asarray(char_end, np.int64))})
         if not ranges.num_rows:
             return []
+        rel, params = self.text_relation(snapshot_id)
         cur = self.con.cursor()
         try:
             cur.register("_ranges", ranges)
             rows = cur.execute(
-                "SELECT r.i, substring(coalesce(d.text, ''), r.a + 1, r.b - r.a) FROM _ranges r JOIN documents d"
-                " ON d.snapshot_id = ? AND d.doc_index = r.doc_index ORDER BY r.i", [snapshot_id]).fetchall()
+                f"SELECT r.i, substring(coalesce(d.text, ''), r.a + 1, r.b - r.a) FROM _ranges r JOIN {rel} d"
+                " ON d.doc_index = r.doc_index ORDER BY r.i", params).fetchall()
         finally:
             cur.close()
         return [t for _, t in rows]

@@ -168,7 +168,7 @@ class RawTable:
         return self.mapping
 
 
-def _tokenize_slice(data, offsets, cls, d_lo, d_hi, chunk_bytes, on_bytes, table: RawTable):
+def _tokenize_slice(data, offsets, cls, d_lo, d_hi, chunk_bytes, on_bytes, table: RawTable, fast_ascii=True):
     """Tokenize documents [d_lo, d_hi) with the raw-token table ``table``
     (extended in place).
 
@@ -196,7 +196,7 @@ def _tokenize_slice(data, offsets, cls, d_lo, d_hi, chunk_bytes, on_bytes, table
             status, d, b, ci, need, nt, t.n_raw, t.n_raw_bytes = K.tokenize_docs(
                 data, offs[:d1 + 1], d, b, ci, cls, t.slot_id, t.raw_hash, t.raw_off,
                 t.raw_bytes, t.raw_ascii, t.n_raw, t.n_raw_bytes, out_tok, out_st,
-                out_en, nt, doc_ntok)
+                out_en, nt, doc_ntok, fast_ascii)
             if status == 0:
                 break
             if status == 2:
@@ -219,7 +219,8 @@ def _tokenize_slice(data, offsets, cls, d_lo, d_hi, chunk_bytes, on_bytes, table
 def tokenize_arrow(texts: pa.Array | pa.ChunkedArray, *, on_bytes=None,
                    chunk_bytes: int = 16 << 20, workers: int | None = None,
                    parallel_min_bytes: int = 8 << 20, vocabulary: tuple[dict, list] | None = None,
-                   raw_tables: list | None = None, _start_size: int = 1 << 16) -> Tokenized:
+                   raw_tables: list | None = None, fast_ascii: bool = True,
+                   _start_size: int = 1 << 16) -> Tokenized:
     """Tokenize an Arrow string column (nulls are empty documents).
 
     Parameters
@@ -244,6 +245,10 @@ def tokenize_arrow(texts: pa.Array | pa.ChunkedArray, *, on_bytes=None,
         the chunks of one corpus together with ``vocabulary`` (a raw token
         is then lowercased and looked up once per worker, not per chunk);
         empty at first.
+    fast_ascii : bool
+        The kernel's ASCII fast path (default); False sends every byte
+        through the UTF-8 decoder (the twin the tests compare it with: the
+        same tokens, ids and spans).
     _start_size : int
         Initial buffer size (a power of two; tests pass tiny ones so that
         every regrowth path runs).
@@ -276,7 +281,8 @@ def tokenize_arrow(texts: pa.Array | pa.ChunkedArray, *, on_bytes=None,
         tables.append(RawTable(_start_size))
 
     def run(k):
-        return _tokenize_slice(data, offsets, cls, slices[k][0], slices[k][1], chunk_bytes, prog, tables[k])
+        return _tokenize_slice(data, offsets, cls, slices[k][0], slices[k][1], chunk_bytes, prog, tables[k],
+                               fast_ascii)
 
     if len(slices) > 1:
         with ThreadPoolExecutor(len(slices)) as ex:

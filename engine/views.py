@@ -46,8 +46,11 @@ def doc_index_of(store: Store, sid: str, doc_id: int) -> int | None:
 def search_documents(store: Store, sid: str, text: str, limit: int = 50) -> pl.DataFrame:
     """Documents whose URL or text contains ``text`` (case-insensitive)."""
     like = f"%{text}%"
-    return store.query("SELECT doc_index, doc_id, url FROM documents WHERE snapshot_id = ?"
-                       " AND (url ILIKE ? OR text ILIKE ?) ORDER BY doc_id LIMIT ?", [sid, like, like, limit])
+    rel, params = store.text_relation(sid)
+    return store.query(f"SELECT d.doc_index, d.doc_id, d.url FROM documents d LEFT JOIN {rel} t"
+                       " ON t.doc_index = d.doc_index WHERE d.snapshot_id = ?"
+                       " AND (d.url ILIKE ? OR t.text ILIKE ?) ORDER BY d.doc_id LIMIT ?",
+                       params + [sid, like, like, limit])
 
 
 def covered_tokens(store: Store, run_id: int, doc_index: int) -> int:
@@ -162,14 +165,14 @@ def text_windows(store: Store, snapshot_id: str, doc_indexes, char_starts, char_
     n = len(doc_indexes)
     if n == 0:
         return pl.DataFrame(schema={"i": pl.Int64, "left": pl.String, "mid": pl.String, "right": pl.String})
+    rel, params = store.text_relation(snapshot_id)
     return store.query(
         "SELECT w.i, substring(d.text, greatest(w.cs - ?, 0) + 1, w.cs - greatest(w.cs - ?, 0)) AS left,"
         " substring(d.text, w.cs + 1, w.ce - w.cs) AS mid, substring(d.text, w.ce + 1, ?) AS right"
         " FROM (SELECT unnest(?::BIGINT[]) AS i, unnest(?::BIGINT[]) AS doc_index, unnest(?::BIGINT[]) AS cs,"
-        "       unnest(?::BIGINT[]) AS ce) w"
-        " JOIN documents d ON d.snapshot_id = ? AND d.doc_index = w.doc_index ORDER BY w.i",
+        f"       unnest(?::BIGINT[]) AS ce) w JOIN {rel} d ON d.doc_index = w.doc_index ORDER BY w.i",
         [width, width, width, list(range(n)), [int(x) for x in doc_indexes], [int(x) for x in char_starts],
-         [int(x) for x in char_ends], snapshot_id])
+         [int(x) for x in char_ends]] + params)
 
 def phrase_sites(store: Store, run_id: int, snapshot_id: str, phrase_id: int) -> pl.DataFrame:
     return store.query(

@@ -149,10 +149,19 @@ def test_demo_mine_and_read_a_document(server):
         slider = page.get_by_role("slider").first
         sigma_box = page.get_by_role("spinbutton").first
         before = int(sigma_box.input_value())
-        slider.focus()
-        for _ in range(3):
-            lat.measure("mine: slider step", lambda: page.keyboard.press("ArrowRight"))
-        expect(sigma_box).not_to_have_value(str(before), timeout=30_000)
+        # a key press that lands while the first start's rerun is still replacing the
+        # widgets is lost (the box kept its value for 30 s once): press again until it moves
+        for attempt in range(3):
+            slider.focus()
+            for _ in range(3):
+                lat.measure("mine: slider step", lambda: page.keyboard.press("ArrowRight"))
+            try:
+                expect(sigma_box).not_to_have_value(str(before), timeout=10_000 if attempt < 2 else 30_000)
+                break
+            except AssertionError:
+                if attempt == 2:
+                    raise
+                lat.idle()
         after = int(sigma_box.input_value())
         assert after > before
         # the slider's last step may still be on its way: click Run once the app is idle, and

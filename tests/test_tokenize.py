@@ -26,9 +26,10 @@ def engine_tokens(texts, **kw):
     return out
 
 
+@pytest.mark.parametrize("fast_ascii", [True, False], ids=["ascii-fast-path", "decoder-only"])
 @pytest.mark.parametrize("case", VECTORS, ids=[v["text"][:20] for v in VECTORS])
-def test_contract_vectors(case):
-    [(toks, spans)] = engine_tokens([case["text"]])
+def test_contract_vectors(case, fast_ascii):
+    [(toks, spans)] = engine_tokens([case["text"]], fast_ascii=fast_ascii)
     assert toks == case["tokens"]
     assert spans == case["spans"]
 
@@ -94,6 +95,33 @@ def test_matches_reference_tokenizer(texts):
         assert spans == [list(s) for s in ref_spans]
 
 
+def same_tokenized(a, b) -> None:
+    assert a.vocab == b.vocab
+    for name in ("tokens", "doc_offsets", "span_start", "span_end"):
+        assert np.array_equal(getattr(a, name), getattr(b, name)), name
+
+
+#: Mixed scripts, with long ASCII runs (the fast path's loops) beside
+#: multi-byte letters, marks and separators that end or carry on a token.
+MIXED = st.lists(st.sampled_from(["a", "Z", "q9", "Hello", " ", ".,", "-\n", "é", "Σ", "ς", "İ", "\u0301",
+                                          "日本", "😀", "²", "ß", "Ǆ", "\u00a0", "\u200b", "x\u0308"]), max_size=40).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(st.none(), MIXED), min_size=1, max_size=8), st.integers(0, 2))
+def test_ascii_fast_path_equals_the_decoder(texts, regrow):
+    """The ASCII fast path and the decoder-only twin give the same tokens,
+    ids and spans on mixed scripts (tiny buffers too: a token resumed after
+    a regrowth is read again from its start, by either path)."""
+    kw = {0: {}, 1: {"_start_size": 2, "chunk_bytes": 5}, 2: {"_start_size": 4, "chunk_bytes": 64}}[regrow]
+    fast = tokenize_arrow(pa.array(texts, pa.string()), fast_ascii=True, **kw)
+    slow = tokenize_arrow(pa.array(texts, pa.string()), fast_ascii=False, **kw)
+    same_tokenized(fast, slow)
+    for text, (toks, spans) in zip(texts, engine_tokens(texts)):
+        ref_toks, ref_spans = naive.tokenize(text or "")
+        assert toks == ref_toks and spans == [list(s) for s in ref_spans]
+
+
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.text(alphabet=ALPHABET, max_size=60), min_size=1, max_size=6))
 def test_tiny_buffers_regrow_mid_document(texts):
@@ -133,9 +161,7 @@ def test_threaded_tokenizer_equals_serial():
     texts[5] = None
     one = tokenize_arrow(pa.array(texts), workers=1)
     two = tokenize_arrow(pa.array(texts), workers=2, parallel_min_bytes=0, chunk_bytes=4096)
-    assert one.vocab == two.vocab
-    for name in ("tokens", "doc_offsets", "span_start", "span_end"):
-        assert np.array_equal(getattr(one, name), getattr(two, name)), name
+    same_tokenized(one, two)
 
 
 @settings(max_examples=200, deadline=None)

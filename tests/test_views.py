@@ -1,4 +1,6 @@
 """Dashboard queries (engine/views.py) checked against plain Python on the stored text."""
+import os
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -222,5 +224,63 @@ def test_every_highlighted_span_names_the_block_it_lies_in(tmp_path):
                 checked += 1
                 inner += not maximal[s["phrase"]]
         assert checked > 10 and inner > 0, (checked, inner)  # the store has spans of inner phrases
+    finally:
+        store.close()
+
+
+def test_text_of_a_snapshot_stored_in_rows_reads_alike(tmp_path):
+    """The text is stored once, in text.parquet beside the arrays; a snapshot
+    stored before holds it in its documents rows instead.  Both layouts give
+    the same text to every reader (one document, the export, keyword in
+    context, cut slices, search), and the new layout leaves the rows empty."""
+    import duckdb
+
+    from engine.store import TEXT_FILE
+
+    texts = ["Ünïcødé — «quoted» text 🙂 with ünïcødé words", None, "", "plain ascii text, twice: plain ascii text"]
+    texts += [f"page {i} of the demo with some words {i * 7}" for i in range(600)]  # several row groups
+    path = tmp_path / "s.parquet"
+    pq.write_table(pa.table({"doc_id": list(range(len(texts))), "url": [f"https://x.org/{i}" for i in range(len(texts))],
+                             "text": texts}), path)
+    db = str(tmp_path / "s.duckdb")
+    docs = [0, 1, 3, 250, 603]
+
+    def reads(store, sid):
+        arrays = store.arrays(sid)
+        a = [int(arrays.doc_offsets[d]) for d in docs]
+        n = [int(arrays.doc_offsets[d + 1]) - x for d, x in zip(docs, a)]
+        starts = [int(arrays.span_start[x]) if k else 0 for x, k in zip(a, n)]
+        ends = [int(arrays.span_end[x + k - 1]) if k else 0 for x, k in zip(a, n)]
+        return (
+            [store.document(sid, d)["text"] for d in docs],
+            store.documents_text(sid)["text"].to_list(),
+            views.text_windows(store, sid, docs, starts, ends, 4).to_dicts(),
+            store.text_slices(sid, docs, starts, ends),
+            views.search_documents(store, sid, "ünïcødé")["doc_index"].to_list(),
+            views.search_documents(store, sid, "x.org/25")["doc_index"].to_list(),
+        )
+
+    store = Store(db)
+    try:
+        sid, _ = ingest(str(path), store=store)
+        new = reads(store, sid)
+        assert store.query("SELECT count(text) AS n FROM documents")["n"][0] == 0
+        stored = pq.read_table(tmp_path / "s.duckdb.arrays" / sid / TEXT_FILE)
+        assert stored.num_rows == len(texts) and stored.column("text").to_pylist() == [t or "" for t in texts]
+    finally:
+        store.close()
+    assert new[0] == [texts[d] or "" for d in docs]
+    assert new[1] == [t or "" for t in texts]
+    assert new[4] == [0] and new[5] == [25] + list(range(250, 260))
+    # the earlier layout: the text in the rows, no text file
+    con = duckdb.connect(db)
+    con.execute("CREATE TEMP TABLE t AS SELECT * FROM read_parquet(?)",
+                [str(tmp_path / "s.duckdb.arrays" / sid / TEXT_FILE)])
+    con.execute("UPDATE documents SET text = t.text FROM t WHERE documents.doc_index = t.doc_index")
+    con.close()
+    os.remove(tmp_path / "s.duckdb.arrays" / sid / TEXT_FILE)
+    store = Store(db)
+    try:
+        assert reads(store, sid) == new
     finally:
         store.close()

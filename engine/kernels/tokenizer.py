@@ -28,9 +28,23 @@ from .hashing import mix64 as _mix
 
 
 @njit(**NJIT)
+def ascii_tables(cls):
+    """The ASCII fast path's tables: ``word[c]`` (the class of byte ``c <
+    0x80``) and ``fold[c]`` (the byte with A-Z folded to a-z; bytes >= 0x80
+    unchanged)."""
+    word = np.zeros(128, np.uint8)
+    for c in range(128):
+        word[c] = cls[c]
+    fold = np.arange(256).astype(np.uint8)
+    for c in range(65, 91):
+        fold[c] = c + 32
+    return word, fold
+
+
+@njit(**NJIT)
 def tokenize_docs(data, offsets, d_begin, b_begin, ci_begin, cls, slot_id, raw_hash,
                   raw_off, raw_bytes, raw_ascii, n_raw, n_raw_bytes, out_tok, out_start,
-                  out_end, nt, doc_ntok):
+                  out_end, nt, doc_ntok, fast_ascii=True):
     """Tokenize documents ``d_begin .. len(offsets) - 2`` of a UTF-8 buffer.
 
     The kernel never reallocates (a reassigned array in a hot loop costs
@@ -40,6 +54,13 @@ def tokenize_docs(data, offsets, d_begin, b_begin, ci_begin, cls, slot_id, raw_h
     start of that token.  Buffers so grow with what is found, never with a
     document's worst case (one 200 MB document would otherwise reserve room
     for 100M tokens in every array).
+
+    Two paths over the bytes: the ASCII fast path reads a run of ASCII word
+    bytes (or of ASCII separators) in a tight loop of table lookups, with no
+    decoding and no per-byte state; any byte >= 0x80 goes through the UTF-8
+    decoder and the code-point table.  Both fold and hash a byte the same way,
+    so a token's raw id never depends on the path (``fast_ascii=False`` sends
+    every byte through the decoder: the twin the tests compare it with).
 
     Parameters
     ----------
@@ -67,6 +88,8 @@ def tokenize_docs(data, offsets, d_begin, b_begin, ci_begin, cls, slot_id, raw_h
         Tokens written so far.
     doc_ntok : int64 array
         Output: tokens per document.
+    fast_ascii : bool
+        The ASCII fast path (default); False decodes every byte.
 
     Returns
     -------
@@ -79,6 +102,7 @@ def tokenize_docs(data, offsets, d_begin, b_begin, ci_begin, cls, slot_id, raw_h
     n_docs = offsets.shape[0] - 1
     cap = slot_id.shape[0] // 2
     tmask = cap - 1
+    aword, fold = ascii_tables(cls)
     for d in range(d_begin, n_docs):
         b = offsets[d]
         e = offsets[d + 1]
@@ -94,109 +118,139 @@ def tokenize_docs(data, offsets, d_begin, b_begin, ci_begin, cls, slot_id, raw_h
         count0 = nt
         while b < e:
             c0 = np.int64(data[b])
-            if c0 < 0x80:
-                cp = c0
-                nb = 1
-            elif c0 < 0xC2:
-                return 2, d, b, ci, 0, nt, n_raw, n_raw_bytes
-            elif c0 < 0xE0:
-                if b + 1 >= e or (data[b + 1] & 0xC0) != 0x80:
-                    return 2, d, b, ci, 0, nt, n_raw, n_raw_bytes
-                cp = ((c0 & 0x1F) << 6) | (np.int64(data[b + 1]) & 0x3F)
-                nb = 2
-            elif c0 < 0xF0:
-                if (b + 2 >= e or (data[b + 1] & 0xC0) != 0x80
-                        or (data[b + 2] & 0xC0) != 0x80):
-                    return 2, d, b, ci, 0, nt, n_raw, n_raw_bytes
-                cp = (((c0 & 0x0F) << 12) | ((np.int64(data[b + 1]) & 0x3F) << 6)
-                      | (np.int64(data[b + 2]) & 0x3F))
-                if cp < 0x800 or (cp >= 0xD800 and cp <= 0xDFFF):
-                    return 2, d, b, ci, 0, nt, n_raw, n_raw_bytes
-                nb = 3
-            elif c0 < 0xF5:
-                if (b + 3 >= e or (data[b + 1] & 0xC0) != 0x80
-                        or (data[b + 2] & 0xC0) != 0x80
-                        or (data[b + 3] & 0xC0) != 0x80):
-                    return 2, d, b, ci, 0, nt, n_raw, n_raw_bytes
-                cp = (((c0 & 0x07) << 18) | ((np.int64(data[b + 1]) & 0x3F) << 12)
-                      | ((np.int64(data[b + 2]) & 0x3F) << 6)
-                      | (np.int64(data[b + 3]) & 0x3F))
-                if cp < 0x10000 or cp > 0x10FFFF:
-                    return 2, d, b, ci, 0, nt, n_raw, n_raw_bytes
-                nb = 4
-            else:
-                return 2, d, b, ci, 0, nt, n_raw, n_raw_bytes
-            word = cls[cp] != 0
-            if word:
-                if not in_tok:
-                    in_tok = True
-                    tb = b
-                    tc = ci
-                    h = _FNV_OFFSET
-                    ascii_only = True
-                for k in range(nb):
-                    byte = np.uint64(data[b + k])
-                    if byte >= 65 and byte <= 90:
-                        byte += np.uint64(32)
-                    h = (h ^ byte) * _FNV_PRIME
-                if nb > 1:
-                    ascii_only = False
-            if in_tok and (not word or b + nb >= e):
-                # the token ends before this code point (or at the document end)
-                if word:
-                    tend_b = b + nb
-                    tend_c = ci + 1
-                else:
+            ending = False    # a token ends at (tend_b, tend_c)
+            tend_b = b
+            tend_c = ci
+            if fast_ascii and c0 < 0x80:
+                if aword[c0] != 0:
+                    # a run of ASCII word bytes
+                    if not in_tok:
+                        in_tok = True
+                        tb = b
+                        tc = ci
+                        h = _FNV_OFFSET
+                        ascii_only = True
+                    while True:
+                        h = (h ^ np.uint64(fold[c0])) * _FNV_PRIME
+                        b += 1
+                        ci += 1
+                        if b >= e:
+                            break
+                        c0 = np.int64(data[b])
+                        if c0 >= 0x80 or aword[c0] == 0:
+                            break
+                    if b < e:
+                        continue  # the next byte ends the token or carries it on
+                    ending = True
                     tend_b = b
                     tend_c = ci
-                tlen = tend_b - tb
-                if nt + 1 > out_tok.shape[0] or 2 * (n_raw + 1) > cap or n_raw + 2 > raw_hash.shape[0] \
-                        or n_raw_bytes + tlen > raw_bytes.shape[0]:
-                    # no room for this token (if it is new): resume at its start
-                    doc_ntok[d] += nt - count0
-                    return 1, d, tb, tc, tlen, nt, n_raw, n_raw_bytes
-                s = np.int64(_mix(h)) & tmask
-                rid = -1
-                hs = np.int64(h)
-                while True:
-                    r = slot_id[2 * s + 1]
-                    if r == -1:
-                        break
-                    if slot_id[2 * s] == hs and raw_off[r + 1] - raw_off[r] == tlen:
-                        same = True
-                        ro = raw_off[r]
-                        for k in range(tlen):
-                            byte = data[tb + k]
-                            if byte >= 65 and byte <= 90:
-                                byte += 32
-                            if raw_bytes[ro + k] != byte:
-                                same = False
-                                break
-                        if same:
-                            rid = r
-                            break
-                    s = (s + 1) & tmask
-                if rid == -1:
-                    rid = n_raw
+                else:
+                    # a run of ASCII separators
+                    if in_tok:
+                        ending = True
+                    b += 1
+                    ci += 1
+                    while b < e and data[b] < 0x80 and aword[data[b]] == 0:
+                        b += 1
+                        ci += 1
+            else:
+                if c0 < 0x80:
+                    cp = c0
+                    nb = 1
+                elif c0 < 0xC2:
+                    return 2, d, b, ci, 0, nt, n_raw, n_raw_bytes
+                elif c0 < 0xE0:
+                    if b + 1 >= e or (data[b + 1] & 0xC0) != 0x80:
+                        return 2, d, b, ci, 0, nt, n_raw, n_raw_bytes
+                    cp = ((c0 & 0x1F) << 6) | (np.int64(data[b + 1]) & 0x3F)
+                    nb = 2
+                elif c0 < 0xF0:
+                    if (b + 2 >= e or (data[b + 1] & 0xC0) != 0x80
+                            or (data[b + 2] & 0xC0) != 0x80):
+                        return 2, d, b, ci, 0, nt, n_raw, n_raw_bytes
+                    cp = (((c0 & 0x0F) << 12) | ((np.int64(data[b + 1]) & 0x3F) << 6)
+                          | (np.int64(data[b + 2]) & 0x3F))
+                    if cp < 0x800 or (cp >= 0xD800 and cp <= 0xDFFF):
+                        return 2, d, b, ci, 0, nt, n_raw, n_raw_bytes
+                    nb = 3
+                elif c0 < 0xF5:
+                    if (b + 3 >= e or (data[b + 1] & 0xC0) != 0x80
+                            or (data[b + 2] & 0xC0) != 0x80
+                            or (data[b + 3] & 0xC0) != 0x80):
+                        return 2, d, b, ci, 0, nt, n_raw, n_raw_bytes
+                    cp = (((c0 & 0x07) << 18) | ((np.int64(data[b + 1]) & 0x3F) << 12)
+                          | ((np.int64(data[b + 2]) & 0x3F) << 6)
+                          | (np.int64(data[b + 3]) & 0x3F))
+                    if cp < 0x10000 or cp > 0x10FFFF:
+                        return 2, d, b, ci, 0, nt, n_raw, n_raw_bytes
+                    nb = 4
+                else:
+                    return 2, d, b, ci, 0, nt, n_raw, n_raw_bytes
+                if cls[cp] != 0:
+                    if not in_tok:
+                        in_tok = True
+                        tb = b
+                        tc = ci
+                        h = _FNV_OFFSET
+                        ascii_only = True
+                    for k in range(nb):
+                        h = (h ^ np.uint64(fold[data[b + k]])) * _FNV_PRIME
+                    if nb > 1:
+                        ascii_only = False
+                    b += nb
+                    ci += 1
+                    if b >= e:  # the document ends inside the token
+                        ending = True
+                        tend_b = b
+                        tend_c = ci
+                else:
+                    if in_tok:
+                        ending = True
+                    b += nb
+                    ci += 1
+            if not ending:
+                continue
+            # the token [tb, tend_b) (code points [tc, tend_c)) ends: its raw id
+            tlen = tend_b - tb
+            if nt + 1 > out_tok.shape[0] or 2 * (n_raw + 1) > cap or n_raw + 2 > raw_hash.shape[0] \
+                    or n_raw_bytes + tlen > raw_bytes.shape[0]:
+                # no room for this token (if it is new): resume at its start
+                doc_ntok[d] += nt - count0
+                return 1, d, tb, tc, tlen, nt, n_raw, n_raw_bytes
+            s = np.int64(_mix(h)) & tmask
+            rid = -1
+            hs = np.int64(h)
+            while True:
+                r = slot_id[2 * s + 1]
+                if r == -1:
+                    break
+                if slot_id[2 * s] == hs and raw_off[r + 1] - raw_off[r] == tlen:
+                    same = True
+                    ro = raw_off[r]
                     for k in range(tlen):
-                        byte = data[tb + k]
-                        if byte >= 65 and byte <= 90:
-                            byte += 32
-                        raw_bytes[n_raw_bytes + k] = byte
-                    n_raw_bytes += tlen
-                    raw_hash[n_raw] = h
-                    raw_off[n_raw + 1] = n_raw_bytes
-                    raw_ascii[n_raw] = 1 if ascii_only else 0
-                    slot_id[2 * s] = hs
-                    slot_id[2 * s + 1] = n_raw
-                    n_raw += 1
-                out_tok[nt] = rid
-                out_start[nt] = tc
-                out_end[nt] = tend_c
-                nt += 1
-                in_tok = False
-            b += nb
-            ci += 1
+                        if raw_bytes[ro + k] != fold[data[tb + k]]:
+                            same = False
+                            break
+                    if same:
+                        rid = r
+                        break
+                s = (s + 1) & tmask
+            if rid == -1:
+                rid = n_raw
+                for k in range(tlen):
+                    raw_bytes[n_raw_bytes + k] = fold[data[tb + k]]
+                n_raw_bytes += tlen
+                raw_hash[n_raw] = h
+                raw_off[n_raw + 1] = n_raw_bytes
+                raw_ascii[n_raw] = 1 if ascii_only else 0
+                slot_id[2 * s] = hs
+                slot_id[2 * s + 1] = n_raw
+                n_raw += 1
+            out_tok[nt] = rid
+            out_start[nt] = tc
+            out_end[nt] = tend_c
+            nt += 1
+            in_tok = False
         doc_ntok[d] += nt - count0
     return 0, n_docs, 0, 0, 0, nt, n_raw, n_raw_bytes
 
