@@ -269,6 +269,9 @@ class Store:
     def _connect(self, read_only: bool):
         try:
             con = duckdb.connect(self.path, read_only=read_only)
+            # the text files' footers read once, not on every document's read
+            # (webdocs: one document 6.4 ms median against 7.5 ms)
+            con.execute("SET parquet_metadata_cache = true")
             if not read_only:
                 # ingest commits a chunk at a time: checkpoint every 256 MB of
                 # log, not every 16 MB (100M tokens: 28.9 s to 21.5 s, same memory)
