@@ -120,7 +120,16 @@ def phrase_frames(tokens, doc_offsets, vocab, doc_sites: pl.Series, res, node_bl
     and their occurrences (run_occurrences); ``doc_sites`` is each
     document's site (the distinct sites of a phrase are counted over them);
     ``node_block`` each phrase's block (:func:`node_blocks`), a ``block_id``
-    column of both frames (null where -1)."""
+    column of both frames (null where -1).  :func:`phrase_table` then
+    :func:`phrase_blocks` (the runner builds the table beside the blocks)."""
+    allp, occ = phrase_table(tokens, doc_offsets, vocab, doc_sites, res)
+    allp, phrases = phrase_blocks(allp, node_block)
+    return allp, phrases, occ
+
+
+def phrase_table(tokens, doc_offsets, vocab, doc_sites: pl.Series, res):
+    """All reported phrases (run_phrases, without block ids) and their
+    occurrences (run_occurrences)."""
     site_index = doc_sites.cast(pl.Categorical).to_physical().to_numpy().astype(np.int64)
     n_sites = int(site_index.max()) + 1 if site_index.shape[0] else 0
     vocab_arr = np.asarray(vocab, dtype=object)
@@ -146,6 +155,18 @@ def phrase_frames(tokens, doc_offsets, vocab, doc_sites: pl.Series, res, node_bl
         "maximal": res.node_max.astype(bool),
         "first_pos": res.node_rep.astype(np.int64),
     })
+    occ = pl.DataFrame({
+        "phrase_id": res.occ_node.astype(np.int32),
+        "doc_index": res.occ_doc.astype(np.int32),
+        "token_pos": (res.occ_pos.astype(np.int64) - np.asarray(doc_offsets)[res.occ_doc]).astype(np.int32),
+    })
+    return allp, occ
+
+
+def phrase_blocks(allp: pl.DataFrame, node_block=None) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """``allp`` with its phrases' blocks (``node_block``, a ``block_id``
+    column, null where -1; none without ``node_block``), and the maximal
+    phrases (phrases.parquet) in the files' order."""
     keep = ["phrase", "length", "df", "occurrences", "sites", "psi"]
     if node_block is not None:
         allp = with_block_ids(allp, node_block)
@@ -155,12 +176,7 @@ def phrase_frames(tokens, doc_offsets, vocab, doc_sites: pl.Series, res, node_bl
         .select(keep)
         .sort(["psi", "length", "phrase"], descending=[True, True, False])
     )
-    occ = pl.DataFrame({
-        "phrase_id": res.occ_node.astype(np.int32),
-        "doc_index": res.occ_doc.astype(np.int32),
-        "token_pos": (res.occ_pos.astype(np.int64) - np.asarray(doc_offsets)[res.occ_doc]).astype(np.int32),
-    })
-    return allp, phrases, occ
+    return allp, phrases
 
 
 def documents_frame(meta: pl.DataFrame, covered: np.ndarray) -> pl.DataFrame:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import resource
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -147,7 +148,14 @@ def mine_snapshot(st, sid: str, params: RunParams, *, results: ResultSet | None 
         timings["templates"] = time.perf_counter() - t
 
     # blocks: the run's repeated regions (engine.blocks), on the phrases'
-    # coverage and the template occurrences
+    # coverage and the template occurrences; the phrases' and spans' frames
+    # are built meanwhile in a thread (the blocks' kernels release the GIL,
+    # and they report progress from this thread)
+    frames_pool = ThreadPoolExecutor(1, thread_name_prefix="boilerscope-frames")
+    tables = frames_pool.submit(lambda: (
+        F.phrase_table(tokens, doc_offsets, vocab, meta["site"], res),
+        F.spans_frame(doc_offsets, arrays.span_start, arrays.span_end, res.rng_pos, res.rng_len, res.rng_node)))
+    frames_pool.shutdown(wait=False)
     t = time.perf_counter()
     if occurrences is None:  # on the covered tokens only: memory in the coverage, not the corpus
         blocks = find_blocks_in_coverage(tokens, doc_offsets, sigma, params.min_len, phrase_mask,
@@ -162,10 +170,10 @@ def mine_snapshot(st, sid: str, params: RunParams, *, results: ResultSet | None 
         node_block, np.asarray(res.node_max, bool))
     timings["blocks"] = time.perf_counter() - t
 
-    t = time.perf_counter()
-    allp, phrases, occ = F.phrase_frames(tokens, doc_offsets, vocab, meta["site"], res, node_block)
+    t = time.perf_counter()  # "results": what the frames still take once the blocks are done
+    (allp, occ), spans = tables.result()
+    allp, phrases = F.phrase_blocks(allp, node_block)
     per_doc = np.asarray(res.covered, np.int64)
-    spans = F.spans_frame(doc_offsets, arrays.span_start, arrays.span_end, res.rng_pos, res.rng_len, res.rng_node)
     if plan.memory.out_of_core:  # over the budget: give back the pages the results read
         for arr in (arrays.tokens, arrays.span_start, arrays.span_end):
             Pager(arr).release()

@@ -280,3 +280,18 @@ def test_warm_up_compiles_what_a_store_run_uses():
     from engine.planner import warm_up
     warm_up()
     assert any("readonly array(int32" in str(sig[0]) for sig in K.grow.signatures), K.grow.signatures
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(0, 40).flatmap(lambda n: st.tuples(
+    st.just(n), st.lists(st.tuples(st.integers(0, n), st.integers(0, n)), max_size=12))))
+def test_ranges_mask_is_the_union_of_its_ranges(case):
+    """The coverage mask of ranges [start, end), in order of start or not,
+    overlapping, nested or empty, against a plain loop."""
+    from engine.coverage import ranges_mask
+    n, ranges = case
+    ranges = [(min(a, b), max(a, b)) for a, b in ranges]
+    want = [any(a <= p < b for a, b in ranges) for p in range(n)]
+    for rs in (ranges, sorted(ranges)):
+        got = ranges_mask(n, np.array([a for a, _ in rs], np.int64), np.array([b for _, b in rs], np.int64))
+        assert got.dtype == np.bool_ and got.tolist() == want
