@@ -279,12 +279,23 @@ def _check(tokens, doc_offsets, sigma, min_len, templates, within):
         raise BoilerscopeError("find_blocks: template occurrences need 0 <= start < end <= document length")
     if (df < 1).any() or (tid < 0).any():
         raise BoilerscopeError("find_blocks: template ids must be >= 0 and template df >= 1")
-    o = np.lexsort((df, tid))
-    same = tid[o][1:] == tid[o][:-1]
-    if (df[o][1:][same] != df[o][:-1][same]).any():
-        raise BoilerscopeError("find_blocks: one template has two different df")
+    top = int(tid.max())
+    if top <= 4 * tid.shape[0] + 1024:
+        # ids of a miner (dense): per-id extremes and ranks by counting, no sort
+        lo = np.full(top + 1, np.iinfo(np.int64).max, np.int64)
+        hi = np.full(top + 1, -1, np.int64)
+        np.minimum.at(lo, tid, df)
+        np.maximum.at(hi, tid, df)
+        if (lo[hi >= 0] != hi[hi >= 0]).any():
+            raise BoilerscopeError("find_blocks: one template has two different df")
+        key = (np.cumsum(hi >= 0) - 1)[tid]
+    else:
+        o = np.lexsort((df, tid))
+        same = tid[o][1:] == tid[o][:-1]
+        if (df[o][1:][same] != df[o][:-1][same]).any():
+            raise BoilerscopeError("find_blocks: one template has two different df")
+        _, key = np.unique(tid, return_inverse=True)
     base = doc_offsets[doc]
-    _, key = np.unique(tid, return_inverse=True)
     o = np.lexsort((base + end, base + start))
     return (base + start)[o], (base + end)[o], key.astype(np.int64)[o], df[o]
 

@@ -160,7 +160,7 @@ def mine_snapshot(st, sid: str, params: RunParams, *, results: ResultSet | None 
     if occurrences is None:  # on the covered tokens only: memory in the coverage, not the corpus
         blocks = find_blocks_in_coverage(tokens, doc_offsets, sigma, params.min_len, phrase_mask,
                                          doc_key=meta["doc_id"].to_numpy(), progress=report)
-    else:
+    else:  # (the covered tokens only did not pay with templates: 7.4-8.2 s against 5.9-7.1 s on webdocs)
         blocks = find_blocks(tokens, doc_offsets, sigma, params.min_len, occurrences, progress=report,
                              within=phrase_mask, doc_key=meta["doc_id"].to_numpy())
     node_block = F.node_blocks(blocks, doc_offsets, res)

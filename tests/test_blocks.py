@@ -5,7 +5,7 @@ import random
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from engine.blocks import Blocks, TemplateOccurrences, find_blocks
@@ -297,6 +297,7 @@ def test_bad_input_is_one_clear_error():
         (tok, off, 1, 1, occurrences([(0, 0, 4, 0, 1)])),  # past the end
         (tok, off, 1, 1, occurrences([(0, 0, 1, 0, 0)])),  # df 0
         (tok, off, 1, 1, occurrences([(0, 0, 1, 0, 2), (0, 1, 2, 0, 3)])),  # two df
+        (tok, off, 1, 1, occurrences([(0, 0, 1, 10**9, 2), (0, 1, 2, 10**9, 3)])),  # two df, sparse ids
     ]
     for args in bad:
         with pytest.raises(BoilerscopeError):
@@ -349,3 +350,13 @@ def test_blocks_on_the_covered_tokens_only_are_the_same(case):
     for name in ("piece_doc", "piece_start", "piece_end", "piece_block", "covered_tokens", "documents",
                  "rep_doc", "rep_start", "rep_end"):
         assert getattr(got, name).tolist() == getattr(want, name).tolist(), name
+
+
+@settings(max_examples=100, deadline=None)
+@given(corpora())
+def test_sparse_template_ids_give_the_dense_ids_blocks(case):
+    """Template ids far apart (checked by sorting) or dense (by counting): the same blocks."""
+    docs, sigma, L, templates = case
+    assume(templates)
+    sparse = [(d, a, e, tid * 10**9 + 7, df) for d, a, e, tid, df in templates]
+    assert partition(run(docs, sigma, L, sparse)) == partition(run(docs, sigma, L, templates))

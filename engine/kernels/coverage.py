@@ -61,22 +61,32 @@ def distinct_per_group(group_lo, group_hi, values, n_values):
 def ranges_mask(n_tokens, starts, ends):
     """Bool mask over ``n_tokens`` positions: True inside any [start, end).
 
-    The ranges are taken in order of start (the miner's come so: no sort),
-    each filled only past the furthest end so far, so every covered position
-    is written once: O(covered tokens + ranges), no scratch array (the
-    difference array it replaces wrote 4 bytes per token, and read them all
-    again).  Ranges out of order are sorted first (O(ranges log ranges))."""
-    out = np.zeros(n_tokens, np.bool_)
+    Ranges in order of start (the miner's come so) are filled each only past
+    the furthest end so far, so every covered position is written once:
+    O(covered tokens + ranges), no scratch array.  Ranges out of order (the
+    template occurrences, by template) go through a difference array and one
+    running sum, O(tokens + ranges): sorting millions of them cost more."""
     n_r = starts.shape[0]
     in_order = True
     for r in range(1, n_r):
         if starts[r] < starts[r - 1]:
             in_order = False
             break
-    order = np.arange(n_r) if in_order else np.argsort(starts, kind="mergesort")
+    if not in_order:
+        diff = np.zeros(n_tokens + 1, np.int32)
+        for r in range(n_r):
+            if ends[r] > starts[r]:
+                diff[starts[r]] += 1
+                diff[ends[r]] -= 1
+        out = np.empty(n_tokens, np.bool_)
+        run = 0
+        for p in range(n_tokens):
+            run += diff[p]
+            out[p] = run > 0
+        return out
+    out = np.zeros(n_tokens, np.bool_)
     hi = np.int64(0)
-    for k in range(n_r):
-        r = order[k]
+    for r in range(n_r):
         a = max(starts[r], hi)
         b = ends[r]
         if b > a:
