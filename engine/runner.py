@@ -151,18 +151,24 @@ def mine_snapshot(st, sid: str, params: RunParams, *, results: ResultSet | None 
     # coverage and the template occurrences; the phrases' and spans' frames
     # are built meanwhile in a thread (the blocks' kernels release the GIL,
     # and they report progress from this thread)
-    frames_pool = ThreadPoolExecutor(1, thread_name_prefix="boilerscope-frames")
-    tables = frames_pool.submit(lambda: (
-        F.phrase_table(tokens, doc_offsets, vocab, meta["site"], res),
-        F.spans_frame(doc_offsets, arrays.span_start, arrays.span_end, res.rng_pos, res.rng_len, res.rng_node)))
-    frames_pool.shutdown(wait=False)
+    # (one after the other out of core: the memory plan counts them so)
+    def build_tables():
+        return (F.phrase_table(tokens, doc_offsets, vocab, meta["site"], res),
+                F.spans_frame(doc_offsets, arrays.span_start, arrays.span_end, res.rng_pos, res.rng_len,
+                              res.rng_node))
+    frames_pool = None if plan.memory.out_of_core else ThreadPoolExecutor(1, thread_name_prefix="boilerscope-frames")
+    tables = frames_pool.submit(build_tables) if frames_pool is not None else None
     t = time.perf_counter()
-    if occurrences is None:  # on the covered tokens only: memory in the coverage, not the corpus
-        blocks = find_blocks_in_coverage(tokens, doc_offsets, sigma, params.min_len, phrase_mask,
-                                         doc_key=meta["doc_id"].to_numpy(), progress=report)
-    else:  # (the covered tokens only did not pay with templates: 7.4-8.2 s against 5.9-7.1 s on webdocs)
-        blocks = find_blocks(tokens, doc_offsets, sigma, params.min_len, occurrences, progress=report,
-                             within=phrase_mask, doc_key=meta["doc_id"].to_numpy())
+    try:
+        if occurrences is None:  # on the covered tokens only: memory in the coverage, not the corpus
+            blocks = find_blocks_in_coverage(tokens, doc_offsets, sigma, params.min_len, phrase_mask,
+                                             doc_key=meta["doc_id"].to_numpy(), progress=report)
+        else:  # (the covered tokens only did not pay with templates: 7.4-8.2 s against 5.9-7.1 s on webdocs)
+            blocks = find_blocks(tokens, doc_offsets, sigma, params.min_len, occurrences, progress=report,
+                                 within=phrase_mask, doc_key=meta["doc_id"].to_numpy())
+    finally:
+        if frames_pool is not None:  # a failed or cancelled run leaves no thread behind
+            frames_pool.shutdown(wait=True, cancel_futures=True)
     node_block = F.node_blocks(blocks, doc_offsets, res)
     bfile, bspans, store_bspans = F.block_frames(
         blocks, doc_offsets, arrays.span_start, arrays.span_end, meta["doc_id"].to_numpy(), meta["site"].to_list(),
@@ -171,7 +177,7 @@ def mine_snapshot(st, sid: str, params: RunParams, *, results: ResultSet | None 
     timings["blocks"] = time.perf_counter() - t
 
     t = time.perf_counter()  # "results": what the frames still take once the blocks are done
-    (allp, occ), spans = tables.result()
+    (allp, occ), spans = tables.result() if tables is not None else build_tables()
     allp, phrases = F.phrase_blocks(allp, node_block)
     per_doc = np.asarray(res.covered, np.int64)
     if plan.memory.out_of_core:  # over the budget: give back the pages the results read

@@ -6,7 +6,8 @@ This is the only module that imports duckdb.  One connection per
 Layout
 ------
 * ``snapshots``, ``documents`` (doc_index, doc_id, site, url, text, n_tokens,
-  token_start) and ``vocabulary`` (token_id, token, df), keyed by snapshot id.
+  token_start; ``text`` is NULL where the snapshot's text file holds it) and
+  ``vocabulary`` (token_id, token, df), keyed by snapshot id.
 * ``runs`` and the run tables ``run_phrases``, ``run_occurrences``,
   ``run_documents``, ``run_spans``, keyed by run id; each run is written in
   one transaction, so an interrupted run leaves earlier ones intact.
@@ -149,9 +150,11 @@ ARRAY_NAMES = ("tokens", "doc_offsets", "span_start", "span_end")
 #: rows and checkpointing them took 1.5 s of webdocs' 6.2 s ingest).
 TEXT_FILE = "text.parquet"
 #: Documents per row group of the text file: a document's read decompresses
-#: its group (webdocs: 1.4 ms median against 11.6 ms in DuckDB rows and 7.9 ms
-#: at 1,024 per group; bench/text_store.py).
+#: its group (webdocs, read by pyarrow: 1.4 ms median against 5.0 ms at 1,024
+#: per group and 8.4 ms in DuckDB rows; bench/text_store.py).
 TEXT_ROWS_PER_GROUP = 256
+#: boilerscope_meta's key (plus the snapshot id) of a snapshot whose text is in its file.
+TEXT_MARK = "text_file:"
 DECISIONS = ("noise", "keep", "unsure")
 
 
@@ -212,6 +215,7 @@ class Store:
         self._write_lock = threading.Lock()
         self._pool_lock = threading.Lock()
         self._ingests = 0  # ingests running (the buffer pool is capped while any runs)
+        self._text_checked: dict = {}  # text file -> (mtime, size) whose footer was read
         folder = os.path.dirname(self.path)
         if "\x00" in path:
             raise BoilerscopeError("the store path holds a NUL byte; give a plain file name for {db}", "db")
@@ -438,8 +442,8 @@ class Store:
             raise BoilerscopeError(f"cannot write the token arrays in {self.arrays_root} "
                                    f"({exc.strerror or exc}); check its permissions or use another {{db}}", "db") from None
         dtypes = {"tokens": np.int32, "doc_offsets": np.int64, "span_start": np.int32, "span_end": np.int32}
-        writers = {name: NpyAppender(os.path.join(tmp, name + ".npy"), dtypes[name]) for name in ARRAY_NAMES}
-        text_writer = TextWriter(os.path.join(tmp, TEXT_FILE))
+        writers: dict = {}
+        text_writer = None  # opened inside the try below: a failure to open one closes the others
         final = None
         pos = {"base": 0, "doc_index": 0}
 
@@ -481,6 +485,8 @@ class Store:
             if cur.execute("SELECT count(*) FROM snapshots WHERE snapshot_id = ?", [sid]).fetchone()[0]:
                 raise _AlreadyStored(sid)
             cur.execute("UPDATE documents SET snapshot_id = ? WHERE snapshot_id = ?", [sid, tmp_id])
+            # the text is in the snapshot's text file (a snapshot stored before has it in its rows)
+            cur.execute("INSERT OR REPLACE INTO boilerscope_meta VALUES (?, ?)", [TEXT_MARK + sid, TEXT_FILE])
             vocab = pa.table({
                 "token_id": pa.array(np.arange(len(reader.vocab), dtype=np.int32)),
                 "token": pa.array(reader.vocab, pa.string()),
@@ -508,6 +514,9 @@ class Store:
 
         try:
             self._buffer_pool(capped=True)
+            for name in ARRAY_NAMES:
+                writers[name] = NpyAppender(os.path.join(tmp, name + ".npy"), dtypes[name])
+            text_writer = TextWriter(os.path.join(tmp, TEXT_FILE))
             writers["doc_offsets"].append(np.zeros(1, np.int64))
             for chunk in reader.chunks():
                 add_chunk(chunk)
@@ -522,7 +531,8 @@ class Store:
         except BaseException as exc:
             for w in writers.values():
                 w.discard()
-            text_writer.discard()
+            if text_writer is not None:
+                text_writer.discard()
             shutil.rmtree(tmp, ignore_errors=True)  # first: it frees the disk the DELETE may need
             if final is not None:
                 shutil.rmtree(final, ignore_errors=True)
@@ -577,9 +587,31 @@ class Store:
         file, or its ``documents`` rows for a snapshot stored before the
         text file."""
         path = os.path.join(self.arrays_root, snapshot_id, TEXT_FILE)
-        if os.path.exists(path):
-            return "(SELECT doc_index, text FROM read_parquet(?))", [path]
-        return "(SELECT doc_index, text FROM documents WHERE snapshot_id = ?)", [snapshot_id]
+        try:
+            marked = self.scalar("SELECT count(*) FROM boilerscope_meta WHERE key = ?", [TEXT_MARK + snapshot_id])
+        except duckdb.CatalogException:  # a store from before the meta table, opened read-only
+            marked = 0
+        if not marked and not os.path.exists(path):
+            return "(SELECT doc_index, text FROM documents WHERE snapshot_id = ?)", [snapshot_id]
+        self._check_text_file(snapshot_id, path)
+        return "(SELECT doc_index, text FROM read_parquet(?))", [path]
+
+    def _check_text_file(self, snapshot_id: str, path: str) -> None:
+        """The text file is there and its footer reads (once per file
+        version): else one clear error, never empty text."""
+        try:
+            st = os.stat(path)
+            stamp = (st.st_mtime_ns, st.st_size)
+            if self._text_checked.get(path) == stamp:
+                return
+            meta = pq.read_metadata(path)
+            if meta.schema.to_arrow_schema().names != TextWriter.SCHEMA.names:
+                raise ValueError(f"columns {meta.schema.to_arrow_schema().names}")
+        except (OSError, ValueError, pa.ArrowException) as exc:
+            raise BoilerscopeError(
+                f"the text of snapshot {snapshot_id} is missing or damaged ({first_line(exc)}); "
+                "ingest the snapshot again into a new {db}", "db") from None
+        self._text_checked[path] = stamp
 
     def documents_text(self, snapshot_id: str) -> pl.DataFrame:
         """doc_index, doc_id, site, url, text, n_tokens of every document (the export)."""

@@ -6,6 +6,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from engine import views
+from tests import naive
 from engine.api import ingest
 from engine.store import Store
 
@@ -235,7 +236,7 @@ def test_text_of_a_snapshot_stored_in_rows_reads_alike(tmp_path):
     context, cut slices, search), and the new layout leaves the rows empty."""
     import duckdb
 
-    from engine.store import TEXT_FILE
+    from engine.store import TEXT_FILE, TEXT_MARK
 
     texts = ["Ünïcødé — «quoted» text 🙂 with ünïcødé words", None, "", "plain ascii text, twice: plain ascii text"]
     texts += [f"page {i} of the demo with some words {i * 7}" for i in range(600)]  # several row groups
@@ -271,12 +272,16 @@ def test_text_of_a_snapshot_stored_in_rows_reads_alike(tmp_path):
         store.close()
     assert new[0] == [texts[d] or "" for d in docs]
     assert new[1] == [t or "" for t in texts]
+    assert [w["mid"] or "" for w in new[2]] == new[3]  # the same characters, two ways
+    spans = [naive.tokenize(texts[d] or "")[1] for d in docs]  # first token's start to last token's end
+    assert new[3] == [(texts[d] or "")[sp[0][0]:sp[-1][1]] if sp else "" for d, sp in zip(docs, spans)]
     assert new[4] == [0] and new[5] == [25] + list(range(250, 260))
     # the earlier layout: the text in the rows, no text file
     con = duckdb.connect(db)
     con.execute("CREATE TEMP TABLE t AS SELECT * FROM read_parquet(?)",
                 [str(tmp_path / "s.duckdb.arrays" / sid / TEXT_FILE)])
     con.execute("UPDATE documents SET text = t.text FROM t WHERE documents.doc_index = t.doc_index")
+    con.execute("DELETE FROM boilerscope_meta WHERE key = ?", [TEXT_MARK + sid])
     con.close()
     os.remove(tmp_path / "s.duckdb.arrays" / sid / TEXT_FILE)
     store = Store(db)
@@ -284,3 +289,36 @@ def test_text_of_a_snapshot_stored_in_rows_reads_alike(tmp_path):
         assert reads(store, sid) == new
     finally:
         store.close()
+
+
+def test_a_missing_or_damaged_text_file_is_one_clear_error(tmp_path):
+    """A new snapshot's text lives in its text file: without it (or with a
+    damaged one) every read says so, never shows empty text, and a run that
+    needs the text (its blocks' texts) fails the same way."""
+    import pytest
+
+    from engine.errors import BoilerscopeError
+    from engine.store import TEXT_FILE
+
+    path = tmp_path / "s.parquet"
+    pq.write_table(pa.table({"doc_id": list(range(30)), "text": ["shared words in every page here"] * 30}), path)
+    db = str(tmp_path / "s.duckdb")
+    with Store(db) as store:
+        sid, _ = ingest(str(path), store=store)
+    text_file = tmp_path / "s.duckdb.arrays" / sid / TEXT_FILE
+    good = text_file.read_bytes()
+    for damage in ("missing", "truncated"):
+        if damage == "missing":
+            os.remove(text_file)
+        else:
+            text_file.write_bytes(good[: len(good) // 2])
+        with Store(db) as store:
+            for read in (lambda: store.document(sid, 0), lambda: store.documents_text(sid),
+                         lambda: store.text_slices(sid, [0], [0], [5]),
+                         lambda: views.text_windows(store, sid, [0], [0], [5]),
+                         lambda: views.search_documents(store, sid, "words")):
+                with pytest.raises(BoilerscopeError, match=f"text of snapshot {sid} is missing or damaged"):
+                    read()
+        from engine.api import mine
+        with pytest.raises(BoilerscopeError, match="missing or damaged"):
+            mine(db, sigma=2, min_len=2, db=db)
