@@ -37,9 +37,15 @@ browser:
 e2e: install browser
 	$(PY) -m pytest -q -m e2e
 
+# the previous release: the commit whose ingest and whole-process mine the bench
+# measures beside this checkout's, in the same run (interleaved, medians)
+BASELINE ?= c03d7cc
+
 # kaleido draws the PNG charts with Debian's chromium
 bench: install browser
 	$(PY) bench/run.py --suite quick
+	$(PY) bench/ingest_shards.py --runs 3 --baseline-rev $(BASELINE)
+	$(MAKE) bench-versus REV=$(BASELINE)
 	$(PY) bench/dedup_eval.py
 	$(PY) bench/templates_eval.py --docs 600
 	$(PY) bench/app_queries.py --docs 100000
