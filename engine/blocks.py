@@ -342,7 +342,9 @@ def find_blocks(tokens: np.ndarray, doc_offsets: np.ndarray, sigma: int, min_len
     else:
         n_ok = int(ok.sum())
     step(0.3)
-    pos, gid, gdf = K.group_grams(tokens, doc_offsets, h, ok, L, n_ok)
+    # int32 positions, ids and counts while the tokens fit (half the memory)
+    idx = np.zeros(0, np.int32 if n < 2**31 - 1 else np.int64)
+    pos, gid, gdf = K.group_grams(tokens, doc_offsets, h, ok, L, n_ok, idx)
     del h, ok
     w_start, w_df, w_key, n_gram_keys = K.frequent_windows(pos, gid, gdf, sigma)
     del pos, gid

@@ -117,29 +117,33 @@ def frequent_windows(pos, gid, gdf, sigma):
 
 
 @njit(**NJIT)
-def group_grams(tokens, doc_offsets, h, ok, L, n_ok):
+def group_grams(tokens, doc_offsets, h, ok, L, n_ok, idx):
     """Group the L-grams at the ``ok`` positions by their text, exactly: an
     open-addressing table keyed by the hash, every match verified token by
     token against the group's first occurrence (a hash is never trusted).
 
     Returns the positions (ascending), their group ids (numbered by first
-    occurrence) and each group's document frequency."""
+    occurrence) and each group's document frequency.  Positions, ids,
+    counts and the table are of ``idx``'s integer type (the caller gives
+    int32 when positions and documents fit: half the memory, 4 GB of a 1B
+    corpus' blocks)."""
+    dt = idx.dtype
     size = 1
     while size < 2 * n_ok + 2:
         size *= 2
     mask = np.uint64(size - 1)
-    table = np.full(size, -1, np.int64)
-    gpos = np.empty(n_ok, np.int64)
+    table = np.full(size, -1, dt)
+    gpos = np.empty(n_ok, dt)
     ghash = np.empty(n_ok, np.uint64)
-    gdf = np.zeros(n_ok, np.int64)
-    glast = np.empty(n_ok, np.int64)
-    pos = np.empty(n_ok, np.int64)
-    gid = np.empty(n_ok, np.int64)
+    gdf = np.zeros(n_ok, dt)
+    glast = np.empty(n_ok, dt)
+    pos = np.empty(n_ok, dt)
+    gid = np.empty(n_ok, dt)
     # the group of each position seen: repeated text is read along a run,
     # so the L-gram at s is most often the one after the previous
     # position's group's first occurrence (checked exactly: the previous
     # L-gram's equality gives the first L-1 tokens, the last is compared)
-    at = np.full(tokens.shape[0], -1, np.int64)
+    at = np.full(tokens.shape[0], -1, dt)
     ng = 0
     i = 0
     for d in range(doc_offsets.shape[0] - 1):
