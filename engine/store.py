@@ -215,6 +215,7 @@ class Store:
         self._write_lock = threading.Lock()
         self._pool_lock = threading.Lock()
         self._ingests = 0  # ingests running (the buffer pool is capped while any runs)
+        self._text_in_file: set = set()  # snapshots marked as having their text in their file
         self._text_checked: dict = {}  # text file -> (mtime, size) whose footer was read
         folder = os.path.dirname(self.path)
         if "\x00" in path:
@@ -586,13 +587,16 @@ class Store:
         text) and its parameters, to join on doc_index: the snapshot's text
         file, or its ``documents`` rows for a snapshot stored before the
         text file."""
+        if snapshot_id not in self._text_in_file:  # (a mark, once made, stays: asked once per snapshot)
+            try:
+                marked = self.scalar("SELECT count(*) FROM boilerscope_meta WHERE key = ?",
+                                     [TEXT_MARK + snapshot_id])
+            except duckdb.CatalogException:  # a store from before the meta table, opened read-only
+                marked = 0
+            if not marked:
+                return "(SELECT doc_index, text FROM documents WHERE snapshot_id = ?)", [snapshot_id]
+            self._text_in_file.add(snapshot_id)
         path = os.path.join(self.arrays_root, snapshot_id, TEXT_FILE)
-        try:
-            marked = self.scalar("SELECT count(*) FROM boilerscope_meta WHERE key = ?", [TEXT_MARK + snapshot_id])
-        except duckdb.CatalogException:  # a store from before the meta table, opened read-only
-            marked = 0
-        if not marked and not os.path.exists(path):
-            return "(SELECT doc_index, text FROM documents WHERE snapshot_id = ?)", [snapshot_id]
         self._check_text_file(snapshot_id, path)
         return "(SELECT doc_index, text FROM read_parquet(?))", [path]
 

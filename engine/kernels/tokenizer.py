@@ -124,12 +124,10 @@ def tokenize_docs(data, offsets, d_begin, b_begin, ci_begin, cls, slot_id, raw_h
             if fast_ascii and c0 < 0x80:
                 if aword[c0] != 0:
                     # a run of ASCII word bytes
-                    if not in_tok:
+                    if not in_tok:  # (h and ascii_only were reset when the last token ended)
                         in_tok = True
                         tb = b
                         tc = ci
-                        h = _FNV_OFFSET
-                        ascii_only = True
                     while True:
                         h = (h ^ np.uint64(fold[c0])) * _FNV_PRIME
                         b += 1
@@ -191,8 +189,6 @@ def tokenize_docs(data, offsets, d_begin, b_begin, ci_begin, cls, slot_id, raw_h
                         in_tok = True
                         tb = b
                         tc = ci
-                        h = _FNV_OFFSET
-                        ascii_only = True
                     for k in range(nb):
                         h = (h ^ np.uint64(fold[data[b + k]])) * _FNV_PRIME
                     if nb > 1:
@@ -251,6 +247,8 @@ def tokenize_docs(data, offsets, d_begin, b_begin, ci_begin, cls, slot_id, raw_h
             out_end[nt] = tend_c
             nt += 1
             in_tok = False
+            h = _FNV_OFFSET  # ready for the next token
+            ascii_only = True
         doc_ntok[d] += nt - count0
     return 0, n_docs, 0, 0, 0, nt, n_raw, n_raw_bytes
 
