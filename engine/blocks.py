@@ -95,10 +95,15 @@ n tokens, w windows, p pieces.
 Memory: about 120 bytes per hashed position at the peak (the hashes and
 their flags, the grouping table and its per-group arrays, the levels and
 strengths), plus 2^26 bucket cells (512 MB) for the filter when no coverage
-is given.  A run hashes only its covered tokens
-(``find_blocks_in_coverage``: about 40 more bytes per covered token for the
-compaction), so webdocs' 14M covered tokens take about 2 GB; blocks run in
-memory whatever ``--memory`` says (not yet planned by the memory budget).
+is given.  A run without templates calls ``find_blocks_in_ranges``: its
+covered ranges are compacted (only the covered tokens read, 13 bytes each),
+the L-grams grouped one part of the hash range at a time (each covered
+position keeps its group id, 4 bytes; each part's table holds about
+``PART_GRAMS`` L-grams), and rules 2-6 run a chunk of documents at a time
+(``CHUNK_TOKENS``) into one union-find over the pieces: about 18 bytes per
+covered token plus the pieces and the distinct L-grams, where the whole
+computation took about 60 (18 GiB at 3B tokens, 264M of them covered).
+With templates the blocks are computed whole, in memory.
 
 Departures: none from the definition; the join rounds are simultaneous
 (rule 5 as written does not say; simultaneous rounds make it order-free).
@@ -111,6 +116,7 @@ import numpy as np
 
 from .errors import BoilerscopeError
 from .kernels import blocks as K
+from .kernels import coverage as C
 
 
 @dataclass
@@ -317,14 +323,7 @@ def find_blocks(tokens: np.ndarray, doc_offsets: np.ndarray, sigma: int, min_len
     in another order (Spark) numbers its blocks the same.
     """
     t_start, t_end, t_key, t_df = _check(tokens, doc_offsets, sigma, min_len, templates, within)
-    n_docs_ = doc_offsets.shape[0] - 1
-    if doc_key is None:
-        doc_key = np.arange(n_docs_, dtype=np.int64)
-    doc_key = np.asarray(doc_key)
-    if doc_key.shape != (n_docs_,) or not np.issubdtype(doc_key.dtype, np.integer) \
-            or np.unique(doc_key).shape[0] != n_docs_:
-        raise BoilerscopeError("find_blocks: doc_key must hold one distinct integer per document")
-    doc_key = doc_key.astype(np.int64)
+    doc_key = _doc_key(doc_key, doc_offsets.shape[0] - 1)
     sigma, L = int(sigma), int(min_len)
     n = tokens.shape[0]
     n_docs = doc_offsets.shape[0] - 1
@@ -360,6 +359,24 @@ def find_blocks(tokens: np.ndarray, doc_offsets: np.ndarray, sigma: int, min_len
     root = K.link_pieces(ps, pe, w_start, np.zeros(0, np.int64), w_key, max(1, n_keys), L,
                          t_start, t_end, t_key, n_gram_keys)
     step(0.85)
+    blocks = _numbered(tokens, doc_offsets, ps, pe, root, doc_key)
+    step(1.0)
+    return blocks
+
+
+def _doc_key(doc_key, n_docs: int) -> np.ndarray:
+    if doc_key is None:
+        return np.arange(n_docs, dtype=np.int64)
+    doc_key = np.asarray(doc_key)
+    if doc_key.shape != (n_docs,) or not np.issubdtype(doc_key.dtype, np.integer) \
+            or np.unique(doc_key).shape[0] != n_docs:
+        raise BoilerscopeError("find_blocks: doc_key must hold one distinct integer per document")
+    return doc_key.astype(np.int64)
+
+
+def _numbered(tokens, doc_offsets, ps, pe, root, doc_key) -> Blocks:
+    """Rule 6's numbering and the blocks' figures, from the pieces (by
+    position) and each piece's component root."""
     # numbering: covered tokens descending, then first position
     roots, label = np.unique(root, return_inverse=True)
     nb = roots.shape[0]
@@ -379,7 +396,6 @@ def find_blocks(tokens: np.ndarray, doc_offsets: np.ndarray, sigma: int, min_len
     so = np.lexsort((ss, doc_key[sd])).astype(np.int64)
     docs, rep = K.block_stats(tokens, ss[so], se[so], sd[so], sb[so], nb)
     rep = so[rep]
-    step(1.0)
     base = doc_offsets[sd]
     rdoc = sd[rep]
     return Blocks(piece_doc=sd, piece_start=ss - base, piece_end=se - base, piece_block=sb,
@@ -407,11 +423,140 @@ def find_blocks_in_coverage(tokens: np.ndarray, doc_offsets: np.ndarray, sigma: 
         return find_blocks(np.ascontiguousarray(tokens, np.int32), np.asarray(doc_offsets, np.int64), sigma,
                            min_len, progress=progress, within=covered, doc_key=doc_key)
     doc_offsets = np.asarray(doc_offsets, np.int64)
-    n_docs = doc_offsets.shape[0] - 1
     # one separator id for all: no window holds a separator (``within`` is
     # False there, so no L-gram across one is even hashed), so it never
     # needs to differ
-    compact, c_offsets, pos_in_doc, mask = K.compact_coverage(np.ascontiguousarray(tokens, np.int32),
-                                                              doc_offsets, covered)
-    b = find_blocks(compact, c_offsets, sigma, min_len, progress=progress, within=mask, doc_key=doc_key)
+    compacted = K.compact_coverage(np.ascontiguousarray(tokens, np.int32), doc_offsets, covered)
+    return _blocks_of_compacted(compacted, doc_offsets, sigma, min_len, doc_key, progress)
+
+
+def find_blocks_in_ranges(tokens: np.ndarray, doc_offsets: np.ndarray, sigma: int, min_len: int,
+                          starts: np.ndarray, ends: np.ndarray, doc_key: np.ndarray | None = None,
+                          progress=None, chunk_tokens: int | None = None, part_grams: int | None = None) -> Blocks:
+    """:func:`find_blocks_in_coverage` of the coverage of the ranges
+    ``[starts, ends)`` (global positions, by increasing start, none across a
+    document end: a run's covered ranges), without a mask over the corpus:
+    only the covered tokens are read (on a memory-mapped billion-token array,
+    a tenth of its pages), and nothing of the corpus' size is held.  The
+    blocks are computed a chunk of about ``chunk_tokens`` covered tokens at a
+    time after grouping the L-grams in parts of about ``part_grams`` (the
+    defaults :data:`CHUNK_TOKENS`, :data:`PART_GRAMS`; tests make them
+    small): about 18 bytes per covered token, against about 60 for
+    :func:`find_blocks_in_coverage`."""
+    tokens = np.asarray(tokens)
+    doc_offsets = np.asarray(doc_offsets, np.int64)
+    starts, ends = np.asarray(starts, np.int64), np.asarray(ends, np.int64)
+    if starts.shape != ends.shape or starts.ndim != 1:
+        raise BoilerscopeError("find_blocks: the ranges need one start and one end each")
+    bad = "find_blocks: the ranges must be non-empty, by increasing start, inside one document each"
+    if starts.shape[0] and ((ends <= starts).any() or (np.diff(starts) < 0).any() or starts[0] < 0
+                            or ends.max() > doc_offsets[-1]):
+        raise BoilerscopeError(bad)
+    if int(sigma) < 2 or tokens.shape[0] == 0:
+        return find_blocks_in_coverage(tokens, doc_offsets, sigma, min_len,
+                                       C.ranges_mask(tokens.shape[0], starts, ends), doc_key, progress)
+    *compacted, ok = K.compact_ranges(np.ascontiguousarray(tokens, np.int32), doc_offsets, starts, ends)
+    if not ok:
+        raise BoilerscopeError(bad)
+    return _blocks_of_compacted(compacted, doc_offsets, sigma, min_len, doc_key, progress,
+                                chunk_tokens or CHUNK_TOKENS, part_grams or PART_GRAMS)
+
+
+def _blocks_of_compacted(compacted, doc_offsets, sigma, min_len, doc_key, progress, chunk_tokens=None,
+                         part_grams=None) -> Blocks:
+    compact, c_offsets, pos_in_doc, mask = compacted
+    if chunk_tokens is None:
+        b = find_blocks(compact, c_offsets, sigma, min_len, progress=progress, within=mask, doc_key=doc_key)
+    else:
+        b = _blocks_by_chunks(compact, c_offsets, mask, int(sigma), int(min_len),
+                              _doc_key(doc_key, c_offsets.shape[0] - 1), progress, chunk_tokens, part_grams)
+    n_docs = doc_offsets.shape[0] - 1
     return b.remapped(np.arange(n_docs, dtype=np.int64), pos_in_doc, doc_offsets)
+
+
+#: Tokens of the documents whose levels, pieces and links are computed at
+#: once (:func:`find_blocks_in_ranges`).
+CHUNK_TOKENS = 1 << 24
+#: L-grams grouped at once: the hash range is cut into as many parts as
+#: needed for each part's table to hold about this many.
+PART_GRAMS = 1 << 25
+
+
+def _blocks_by_chunks(tokens, doc_offsets, within, sigma: int, L: int, doc_key, progress,
+                      chunk_tokens: int = CHUNK_TOKENS, part_grams: int = PART_GRAMS) -> Blocks:
+    """:func:`find_blocks` (``within`` given, no templates) with memory in a
+    few bytes per token: the L-grams are grouped one part of the hash range
+    at a time, each position keeping its group's id (4 bytes); then the
+    levels, pieces and links of rule 2-6 are computed a chunk of documents
+    at a time (they read one document's windows, and the links go into one
+    union-find over the corpus' pieces), and the pieces numbered as
+    :func:`find_blocks` numbers them.  Same answer (the tests compare)."""
+    def step(fraction):
+        if progress is not None:
+            progress("blocks", fraction)
+
+    step(0.0)
+    n = tokens.shape[0]
+    dt = np.int32 if n < 2**31 - 1 else np.int64
+    counts = K.grams_per_part(tokens, doc_offsets, within, L, 64)
+    bits = 0
+    while (int(counts.sum()) >> bits) > part_grams:
+        bits += 1
+    shift = 64 - bits
+    if bits:
+        counts = K.grams_per_part(tokens, doc_offsets, within, L, shift)
+    at = np.full(n, -1, dt)
+    gdfs, n_keys = [], 0
+    for part in np.flatnonzero(counts).tolist():
+        gdfs.append(K.group_grams_part(tokens, doc_offsets, within, L, shift, part, int(counts[part]), at,
+                                       n_keys))
+        n_keys += gdfs[-1].shape[0]
+        step(0.4 * (part + 1) / counts.shape[0])
+    gdf = np.concatenate(gdfs) if gdfs else np.zeros(0, dt)
+    del gdfs
+    first = np.full(max(n_keys, 1), -1, np.int64)
+    parent = np.empty(1 << 16, np.int64)
+    n_pieces = 0
+    ps_all, pe_all = [], []
+    none = np.zeros(0, np.int64)
+    ranges = _doc_chunks(doc_offsets, chunk_tokens)
+    for ci, (d0, d1) in enumerate(ranges):
+        lo, hi = int(doc_offsets[d0]), int(doc_offsets[d1])
+        ws, wdf, wk = K.windows_at(at, gdf, sigma, lo, hi)
+        m, b, minend = K.levels(hi - lo, L, ws - lo, wdf, none, none, none)
+        ps, pe, _ = K.pieces(doc_offsets[d0:d1 + 1] - lo, m, b, minend)
+        del m, b, minend
+        ps += lo
+        pe += lo
+        k = ps.shape[0]
+        if n_pieces + k > parent.shape[0]:
+            grown = np.empty(max(2 * parent.shape[0], n_pieces + k), np.int64)
+            grown[:n_pieces] = parent[:n_pieces]
+            parent = grown
+        parent[n_pieces:n_pieces + k] = np.arange(n_pieces, n_pieces + k)
+        K.link_windows(ps, pe, n_pieces, ws, none, wk, L, first, parent, np.zeros(k, np.bool_))
+        ps_all.append(ps)
+        pe_all.append(pe)
+        n_pieces += k
+        step(0.4 + 0.45 * (ci + 1) / len(ranges))
+    del at, gdf, first
+    root = parent[:n_pieces]
+    K.roots(root)
+    ps = np.concatenate(ps_all) if ps_all else none
+    pe = np.concatenate(pe_all) if pe_all else none
+    blocks = _numbered(tokens, doc_offsets, ps, pe, root, doc_key)
+    step(1.0)
+    return blocks
+
+
+def _doc_chunks(doc_offsets: np.ndarray, chunk_tokens: int) -> list[tuple[int, int]]:
+    """Consecutive document ranges of at most ``chunk_tokens`` tokens (a
+    longer document is a range of its own)."""
+    n_docs = doc_offsets.shape[0] - 1
+    out, d = [], 0
+    while d < n_docs:
+        e = int(np.searchsorted(doc_offsets, doc_offsets[d] + chunk_tokens, side="right")) - 1
+        e = min(max(e, d + 1), n_docs)
+        out.append((d, e))
+        d = e
+    return out

@@ -109,6 +109,10 @@ class Plan:
     filter_bytes : int
         Counters of the out-of-core filters (0: the in-memory size, see
         :func:`engine.bloomspan.filter_bytes_for`).
+    excerpt_bytes : int
+        Largest excerpt of the token array the growth reads instead of the
+        array (:class:`engine.outofcore.Excerpt`); a larger one is not made
+        and the growth reads the memory-mapped array.
     """
     budget: int
     out_of_core: bool
@@ -116,11 +120,12 @@ class Plan:
     group_entries: int = 0
     release_at: int = 0
     filter_bytes: int = 0
+    excerpt_bytes: int = 0
 
     def as_dict(self) -> dict:
         return {"budget_bytes": self.budget, "out_of_core": self.out_of_core,
                 "chunk_tokens": self.chunk_tokens or None, "group_entries": self.group_entries or None,
-                "filter_bytes": self.filter_bytes or None}
+                "filter_bytes": self.filter_bytes or None, "excerpt_bytes": self.excerpt_bytes or None}
 
 
 def out_of_core_filter_bytes(n_tokens: int, budget_bytes: int) -> int:
@@ -156,7 +161,7 @@ def plan(n_tokens: int, memory=None) -> Plan:
     # each, 20 with int64 positions)
     return Plan(b, True, chunk_tokens=int(min(max(b // 16, 1), MAX_CHUNK_TOKENS)),
                 group_entries=int(max(b // (80 if wide else 64), 1)), release_at=b // 2,
-                filter_bytes=out_of_core_filter_bytes(n_tokens, b))
+                filter_bytes=out_of_core_filter_bytes(n_tokens, b), excerpt_bytes=b // 4)
 
 
 def resident_bytes() -> int:

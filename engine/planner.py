@@ -24,7 +24,7 @@ which the run's summary keeps as ``algo_used``, ``algo_choice`` and
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -174,9 +174,9 @@ def warm_up(plan: MiningPlan | None = None) -> float:
     sigma = 1 if plan is not None and plan.sigma1 else 2
     if plan is not None and plan.out_of_core:  # its chunk views: read-only tokens, fresh offsets
         tiny = M.plan(4, 1)
-        for min_len in (2, 3):
+        for min_len, excerpt in ((2, 0), (3, 0), (2, 1 << 20), (3, 1 << 20)):  # grown on the tokens or an excerpt
             mine_tokens(tokens, offsets, 2, sigma, min_len, workers=1, filter_bytes=1 << 10,
-                        plan=MiningPlan("bloomspan", "bloomspan", memory=tiny))
+                        plan=MiningPlan("bloomspan", "bloomspan", memory=replace(tiny, excerpt_bytes=excerpt)))
     else:
         used = plan.used if plan is not None else "bloomspan"
         mine_tokens(tokens, offsets, 2, sigma, 2, workers=1, filter_bytes=1 << 10,

@@ -28,6 +28,10 @@ from .result import OUTPUT_FIELDS, POSITION_FIELDS, MiningResult, canonical, pos
 
 log = logging.getLogger(__name__)
 
+#: The windows of no excerpt (:func:`engine.kernels.bloomspan.bucket_by_first`
+#: then writes corpus positions).
+NO_WINDOWS = np.zeros(0, np.int64)
+
 
 def filter_bytes_for(n_tokens: int) -> int:
     """Counter array size: a power of two about a third of the token count,
@@ -223,7 +227,8 @@ def buckets(tokens, doc_offsets, parts, keep, first_counts, vocab_size, stats):
         fills.append(acc.copy())
         acc += fc
     run_parallel(lambda ir: K.bucket_by_first(tokens, doc_offsets, ir[1][0], ir[1][1], keep,
-                                              fills[ir[0]], pos, doc, nxt, prv, 0, vocab_size, 0, 0),
+                                              fills[ir[0]], pos, doc, nxt, prv, 0, vocab_size, 0, 0,
+                                              NO_WINDOWS, NO_WINDOWS, NO_WINDOWS),
                  list(enumerate(parts)))
     return pos, doc, nxt, prv, first_start
 

@@ -8,7 +8,7 @@ import numpy as np
 import pyarrow as pa
 
 from . import memory as M
-from .blocks import TemplateOccurrences, find_blocks, find_blocks_in_coverage
+from .blocks import TemplateOccurrences, find_blocks, find_blocks_in_coverage, find_blocks_in_ranges
 from .clean import decision_counts, decision_cut
 from .coverage import covered_runs
 from .kernels import coverage as KC
@@ -48,7 +48,8 @@ def main() -> None:
         choose_algorithm(tokens, offsets, 2, 2)
         # blocks: on the coverage (a run without templates), whole with templates, sigma 1
         covered = np.ones(tokens.shape[0], bool)
-        find_blocks_in_coverage(tokens, offsets, 2, 2, covered).block_of_groups(
+        find_blocks_in_coverage(tokens, offsets, 2, 2, covered)
+        find_blocks_in_ranges(tokens, offsets, 2, 2, offsets[:-1].copy(), offsets[1:].copy()).block_of_groups(
             np.zeros(1, np.int64), np.zeros(1, np.int64), np.zeros(1, np.int64), np.ones(1, np.int64), 1)
         find_blocks(tokens, offsets, 2, 2, TemplateOccurrences(*(np.array([x], np.int64) for x in (0, 0, 2, 0, 2))),
                     within=covered)

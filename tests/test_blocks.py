@@ -335,21 +335,55 @@ def test_doc_key_numbers_blocks_as_the_same_corpus_in_that_order(case, rnd):
 
 
 @settings(max_examples=200, deadline=None)
-@given(corpora())
-def test_blocks_on_the_covered_tokens_only_are_the_same(case):
+@given(corpora(), st.data())
+def test_blocks_on_the_covered_tokens_only_are_the_same(case, data):
     """find_blocks_in_coverage (the runs' path: pseudo-documents of the
-    covered runs joined by separators) gives find_blocks' answer, mapped back."""
-    from engine.blocks import find_blocks_in_coverage
+    covered runs joined by separators) gives find_blocks' answer, mapped back;
+    so does find_blocks_in_ranges, given the coverage as ranges that overlap,
+    touch or nest (as a run's covered ranges do)."""
+    from engine.blocks import find_blocks_in_coverage, find_blocks_in_ranges
     docs, sigma, L, _ = case
     flat, off = flatten(docs)
     want = find_blocks(flat, off, sigma, L)
     covered = want.token_blocks() >= 0
-    got = find_blocks_in_coverage(flat, off, sigma, L, covered, doc_key=np.arange(len(docs))[::-1].copy())
-    want = find_blocks(flat, off, sigma, L, doc_key=np.arange(len(docs))[::-1].copy())
-    assert partition(got) == partition(want)
-    for name in ("piece_doc", "piece_start", "piece_end", "piece_block", "covered_tokens", "documents",
-                 "rep_doc", "rep_start", "rep_end"):
-        assert getattr(got, name).tolist() == getattr(want, name).tolist(), name
+    key = np.arange(len(docs))[::-1].copy()
+    edges = np.flatnonzero(np.diff(np.concatenate(([0], covered.astype(np.int8), [0]))))
+    starts, ends = [], []
+    for a, b in zip(edges[::2].tolist(), edges[1::2].tolist()):  # each covered run, cut at document ends
+        for d in range(int(np.searchsorted(off, a, side="right")) - 1, len(docs)):
+            lo, hi = max(a, int(off[d])), min(b, int(off[d + 1]))
+            if lo >= b:
+                break
+            p = lo
+            while p < hi:  # ranges from p: one reaching at least the next start
+                e = data.draw(st.integers(p + 1, hi))
+                starts.append(p)
+                ends.append(e)
+                if data.draw(st.booleans()) and e - p > 1:  # a nested one
+                    starts.append(p + 1)
+                    ends.append(e)
+                p = data.draw(st.integers(p + 1, e))
+    want = find_blocks(flat, off, sigma, L, doc_key=key)
+    got = find_blocks_in_coverage(flat, off, sigma, L, covered, doc_key=key)
+    order = np.argsort(np.array(starts, np.int64), kind="stable")
+    r_start, r_end = np.array(starts, np.int64)[order], np.array(ends, np.int64)[order]
+    by_ranges = find_blocks_in_ranges(flat, off, sigma, L, r_start, r_end, doc_key=key)
+    # many chunks of documents and many parts of the hash range
+    small = find_blocks_in_ranges(flat, off, sigma, L, r_start, r_end, doc_key=key,
+                                  chunk_tokens=data.draw(st.integers(1, 12)), part_grams=data.draw(st.integers(1, 6)))
+    for blocks in (got, by_ranges, small):
+        assert partition(blocks) == partition(want)
+        for name in ("piece_doc", "piece_start", "piece_end", "piece_block", "covered_tokens", "documents",
+                     "rep_doc", "rep_start", "rep_end"):
+            assert getattr(blocks, name).tolist() == getattr(want, name).tolist(), name
+
+
+def test_ranges_out_of_order_empty_or_across_documents_are_one_clear_error():
+    from engine.blocks import find_blocks_in_ranges
+    flat, off = flatten([[1, 2, 3, 4], [1, 2, 3, 4], [5, 6]])
+    for starts, ends in (([4, 0], [6, 2]), ([1], [1]), ([2], [6]), ([8], [11])):
+        with pytest.raises(BoilerscopeError, match="ranges must be non-empty, by increasing start, inside one"):
+            find_blocks_in_ranges(flat, off, 2, 2, np.array(starts, np.int64), np.array(ends, np.int64))
 
 
 @settings(max_examples=100, deadline=None)

@@ -3,6 +3,7 @@ as in memory, checked against the brute-force oracle and the in-memory
 arrays, on token arrays and on stores ingested from shards of uneven sizes
 (memory-mapped, so the pages really are given back); the budget's syntax and
 its errors on the command line."""
+import dataclasses
 import json
 
 import numpy as np
@@ -12,7 +13,7 @@ from hypothesis import strategies as st
 
 from tests import naive
 from engine.api import mine
-from engine.planner import mine_tokens
+from engine.planner import MiningPlan, mine_tokens
 from engine.errors import BoilerscopeError
 from engine.memory import IN_MEMORY_BYTES_PER_TOKEN, Pager, parse_size, plan
 from engine.outofcore import doc_chunks, first_token_groups
@@ -35,13 +36,23 @@ def assert_same(a, b):
     assert np.array_equal(a.covered, b.covered)
 
 
+def out_of_core(flat, off, memory, excerpt: bool) -> MiningPlan:
+    """The plan of ``memory`` bytes, its growth on an excerpt of the tokens
+    (``excerpt``) or on the token array."""
+    mem = dataclasses.replace(plan(flat.shape[0], memory), excerpt_bytes=1 << 30 if excerpt else 0)
+    return MiningPlan("bloomspan", "bloomspan", memory=mem)
+
+
 @settings(max_examples=300, deadline=None)
-@given(corpora, st.integers(2, 4), st.integers(2, 4), st.sampled_from([1, 2]), st.integers(1, 400))
-def test_out_of_core_gives_the_in_memory_arrays(docs, sigma, min_len, workers, memory):
+@given(corpora, st.integers(2, 4), st.integers(2, 4), st.sampled_from([1, 2]), st.integers(1, 400), st.booleans())
+def test_out_of_core_gives_the_in_memory_arrays(docs, sigma, min_len, workers, memory, excerpt):
     flat, off = arrays(docs)
     inside = mine_tokens(flat, off, 4, sigma, min_len, workers=workers)
-    outside = mine_tokens(flat, off, 4, sigma, min_len, workers=workers, memory=memory, buffer_start=2)
-    assert outside.stats["memory"]["out_of_core"] or flat.shape[0] * IN_MEMORY_BYTES_PER_TOKEN <= memory
+    outside = mine_tokens(flat, off, 4, sigma, min_len, workers=workers, buffer_start=2,
+                          plan=out_of_core(flat, off, memory, excerpt))
+    mem = outside.stats["memory"]
+    assert mem["out_of_core"] or flat.shape[0] * IN_MEMORY_BYTES_PER_TOKEN <= memory
+    assert not mem["out_of_core"] or mem["excerpt"] == excerpt
     assert_same(inside, outside)
     for key in ("seeds", "seed_occurrences", "positions_after_bigram_filter", "positions_after_lgram_filter",
                 "false_positive_occurrences", "seeds_pruned_left", "words_frequent"):
@@ -58,11 +69,13 @@ def test_planted_phrases_many_chunks_and_groups():
     ids = [[vocab.setdefault(w, len(vocab)) for w in d] for d in docs]
     flat, off = arrays(ids)
     inside = mine_tokens(flat, off, len(vocab), 3, 3, workers=2)
-    outside = mine_tokens(flat, off, len(vocab), 3, 3, workers=2, memory=512)
-    mem = outside.stats["memory"]
-    assert mem["out_of_core"] and mem["chunks"] > 5 and mem["groups"] > 1, mem
-    assert_same(inside, outside)
-    assert int(outside.node_max.sum()) == len(phrases)
+    for excerpt in (False, True):
+        outside = mine_tokens(flat, off, len(vocab), 3, 3, workers=2, plan=out_of_core(flat, off, 512, excerpt))
+        mem = outside.stats["memory"]
+        assert mem["out_of_core"] and mem["chunks"] > 5 and mem["groups"] > 1, mem
+        assert mem["excerpt"] == excerpt and 0 < mem["excerpt_tokens"] < flat.shape[0], mem
+        assert_same(inside, outside)
+        assert int(outside.node_max.sum()) == len(phrases)
 
 
 def test_chunks_and_groups_cover_everything_once():
@@ -197,3 +210,64 @@ def test_snapshots_past_32_bit_positions(tmp_path, monkeypatch):
     assert narrow.summary.tokens > 11 and narrow.summary.phrases > 0
     for name in ("phrases.parquet", "documents.parquet", "sites.parquet"):
         assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes(), name
+
+
+def python_excerpt(flat, off, keep, min_len):
+    """The excerpt by its definition (engine.kernels.excerpt): per document,
+    the windows [max(u - 1, s), min(v + L, e)) of its runs of kept positions,
+    merged when they overlap or touch, -1 between two of them."""
+    ex, doc, wins = [], [0], []
+    for d in range(len(off) - 1):
+        s, e = int(off[d]), int(off[d + 1])
+        spans = []
+        p = s
+        while p < e:
+            if keep[p]:
+                u = p
+                while p < e and keep[p]:
+                    p += 1
+                a, b = max(u - 1, s), min(p + min_len, e)
+                if spans and a <= spans[-1][1]:
+                    spans[-1][1] = b
+                else:
+                    spans.append([a, b])
+            else:
+                p += 1
+        for i, (a, b) in enumerate(spans):
+            if i:
+                ex.append(-1)
+            wins.append((a, len(ex)))
+            ex.extend(int(t) for t in flat[a:b])
+        doc.append(len(ex))
+    return ex, doc, wins
+
+
+@settings(max_examples=200, deadline=None)
+@given(corpora, st.integers(2, 4), st.data())
+def test_the_excerpt_is_its_definition(docs, min_len, data):
+    from engine.kernels.excerpt import translate, windows
+    from engine.outofcore import Excerpt
+    flat, off = arrays(docs)
+    keep = np.array(data.draw(st.lists(st.integers(0, 1), min_size=flat.shape[0], max_size=flat.shape[0])),
+                    np.uint8)
+    n_docs = off.shape[0] - 1
+    ex_len, ex_nwin = np.zeros(n_docs, np.int64), np.zeros(n_docs, np.int64)
+    none = np.zeros(0, np.int64)
+    windows(keep, off, 0, n_docs, min_len, False, flat, ex_len, ex_nwin, flat[:0], none, none, none, none, 0, 0)
+    excerpt = Excerpt(ex_len, ex_nwin)
+    half = n_docs // 2  # two parts, as two workers fill them
+    excerpt.fill(flat, keep, off, [(0, half), (half, n_docs)], min_len, 0, 0)
+    ex, doc, wins = python_excerpt(flat, off, keep, min_len)
+    assert excerpt.tokens.tolist() == ex and excerpt.doc.tolist() == doc
+    assert list(zip(excerpt.win_real.tolist(), excerpt.win_t.tolist())) == wins
+    # every kept position there and back, in order and shuffled
+    kept = np.flatnonzero(keep).astype(np.int64)
+    for order in (kept, data.draw(st.permutations(kept.tolist()))):
+        pos = np.array(order, np.int64)
+        translate(pos, excerpt.win_real, excerpt.win_t, 0, pos.shape[0])
+        assert all(ex[t] == flat[p] for t, p in zip(pos.tolist(), order))
+        for t, p in zip(pos.tolist(), order):  # the left neighbour, and no other document start
+            d = int(np.searchsorted(off, p, side="right")) - 1
+            assert (p == off[d]) == (t == doc[d]) and (p == off[d] or ex[t - 1] == flat[p - 1])
+        excerpt.to_corpus(pos, 2)
+        assert pos.tolist() == list(order)

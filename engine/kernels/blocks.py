@@ -117,6 +117,132 @@ def frequent_windows(pos, gid, gdf, sigma):
 
 
 @njit(**NJIT)
+def _lookup(tokens, s, x, L, table, mask, gpos, ghash, glast, ng):
+    """The group of the L-gram at ``s`` (hash ``x``) in the open-addressing
+    ``table``, a new one (``ng``) when its text is not there yet; returns
+    (group, groups now)."""
+    k = np.int64(x & mask)
+    while True:
+        g = table[k]
+        if g == -1:
+            g = ng
+            table[k] = g
+            gpos[g] = s
+            ghash[g] = x
+            glast[g] = -1
+            return g, ng + 1
+        if ghash[g] == x and same_tokens(tokens, gpos[g], s, L):
+            return g, ng
+        k = (k + 1) & np.int64(mask)
+
+
+@njit(**NJIT)
+def grams_per_part(tokens, doc_offsets, within, L, shift):
+    """How many L-grams lie wholly inside ``within`` (and their document)
+    in each part of the hash range (the hash's top bits, ``hash >> shift``)."""
+    counts = np.zeros(np.int64(1) << (64 - shift), np.int64)
+    _gram_parts(tokens, doc_offsets, within, L, shift, -1, counts, np.zeros(0, np.int32), 0,
+                np.zeros(0, np.int32), np.zeros(0, np.int32))
+    return counts
+
+
+@njit(**NJIT)
+def group_grams_part(tokens, doc_offsets, within, L, shift, part, n_part, at, base):
+    """:func:`group_grams` of the L-grams wholly inside ``within`` whose hash
+    is in part ``part`` of the hash range (``n_part`` of them): each one's
+    group id, ``base`` added, written to ``at`` at its position (every
+    other position left as it is); returns each group's document frequency.
+    Equal texts have equal hashes, so a text's occurrences are all in one
+    part, and the parts' groups are the groups of all the L-grams."""
+    size = 1
+    while size < 2 * n_part + 2:
+        size *= 2
+    gdf = np.zeros(n_part, at.dtype)
+    ng = _gram_parts(tokens, doc_offsets, within, L, shift, part, np.zeros(0, np.int64),
+                     np.full(size, -1, at.dtype), base, at, gdf)
+    return gdf[:ng].copy()
+
+
+@njit(**NJIT)
+def _gram_parts(tokens, doc_offsets, within, L, shift, part, counts, table, base, at, gdf):
+    """One scan of the L-grams inside ``within``, hashed as
+    :func:`gram_hashes` does: ``part`` -1 counts them per part into
+    ``counts``; else groups those of ``part`` (see :func:`group_grams_part`)
+    and returns the number of groups."""
+    n_part = gdf.shape[0]
+    mask = np.uint64(table.shape[0] - 1) if table.shape[0] else np.uint64(0)
+    gpos = np.empty(n_part, at.dtype)
+    ghash = np.empty(n_part, np.uint64)
+    glast = np.empty(n_part, at.dtype)
+    top = poly_power(L)
+    ng = 0
+    for d in range(doc_offsets.shape[0] - 1):
+        a = doc_offsets[d]
+        e = doc_offsets[d + 1]
+        if e - a < L:
+            continue
+        x = np.uint64(0)
+        run = 0
+        for p in range(a, a + L - 1):
+            x = x * POLY + np.uint64(tokens[p] + 1)
+            run = run + 1 if within[p] else 0
+        prev = -1  # the group of position s - 1 in this part (-1: none)
+        for s in range(a, e - L + 1):
+            q = s + L - 1
+            x = x * POLY + np.uint64(tokens[q] + 1)
+            run = run + 1 if within[q] else 0
+            y = mix64(x)
+            x -= np.uint64(tokens[s] + 1) * top
+            if run < L:
+                prev = -1
+                continue
+            k = np.int64(y >> np.uint64(shift)) if shift < 64 else np.int64(0)
+            if part < 0:
+                counts[k] += 1
+                continue
+            if k != part:
+                prev = -1
+                continue
+            g = -1
+            if prev >= 0:  # most often the text after the previous group's (see group_grams)
+                c = gpos[prev] + 1
+                if c < s and at[c] >= base and tokens[c + L - 1] == tokens[s + L - 1]:
+                    g = at[c] - base
+            if g < 0:
+                g, ng = _lookup(tokens, s, y, L, table, mask, gpos, ghash, glast, ng)
+            if glast[g] != d:
+                glast[g] = d
+                gdf[g] += 1
+            at[s] = g + base
+            prev = g
+    return ng
+
+
+@njit(**NJIT)
+def windows_at(at, gdf, sigma, lo, hi):
+    """The windows of positions ``[lo, hi)`` from the groups written by
+    :func:`group_grams_part`: the positions whose group has df >= sigma,
+    that df, and the group as the key."""
+    n = 0
+    for s in range(lo, hi):
+        g = at[s]
+        if g >= 0 and gdf[g] >= sigma:
+            n += 1
+    ws = np.empty(n, np.int64)
+    wdf = np.empty(n, np.int64)
+    wk = np.empty(n, np.int64)
+    j = 0
+    for s in range(lo, hi):
+        g = at[s]
+        if g >= 0 and gdf[g] >= sigma:
+            ws[j] = s
+            wdf[j] = gdf[g]
+            wk[j] = g
+            j += 1
+    return ws, wdf, wk
+
+
+@njit(**NJIT)
 def group_grams(tokens, doc_offsets, h, ok, L, n_ok, idx):
     """Group the L-grams at the ``ok`` positions by their text, exactly: an
     open-addressing table keyed by the hash, every match verified token by
@@ -158,21 +284,7 @@ def group_grams(tokens, doc_offsets, h, ok, L, n_ok, idx):
                 if c < s and at[c] >= 0 and tokens[c + L - 1] == tokens[s + L - 1]:
                     g = at[c]
             if g < 0:  # not the text after the previous group's: look it up
-                x = h[s]
-                k = np.int64(x & mask)
-                while True:
-                    g = table[k]
-                    if g == -1:
-                        g = ng
-                        ng += 1
-                        table[k] = g
-                        gpos[g] = s
-                        ghash[g] = x
-                        glast[g] = -1
-                        break
-                    if ghash[g] == x and same_tokens(tokens, gpos[g], s, L):
-                        break
-                    k = (k + 1) & np.int64(mask)
+                g, ng = _lookup(tokens, s, h[s], L, table, mask, gpos, ghash, glast, ng)
             if glast[g] != d:
                 glast[g] = d
                 gdf[g] += 1
@@ -369,6 +481,32 @@ def _union(parent, first, key, j):
 
 
 @njit(**NJIT)
+def link_windows(ps, pe, base, w_start, w_end, w_key, L, first, parent, keyed):
+    """The L-gram part of :func:`link_pieces` for pieces ``base + j`` (``ps``,
+    ``pe`` by start) and windows by start, on a union-find (``parent``, and
+    ``first``: each key's first piece) that earlier calls may have filled:
+    the pieces of a corpus linked a chunk of documents at a time.  Marks
+    ``keyed[j]`` for each piece holding a window."""
+    npc = ps.shape[0]
+    j = 0
+    for i in range(w_start.shape[0]):
+        a = w_start[i]
+        k, j = _piece_of(ps, pe, j, a, w_end[i] if w_end.shape[0] else a + L)
+        if j == npc:
+            break
+        if k >= 0:
+            keyed[k] = True
+            _union(parent, first, w_key[i], base + k)
+
+
+@njit(**NJIT)
+def roots(parent):
+    """Every element's root, in place."""
+    for i in range(parent.shape[0]):
+        parent[i] = find_root(parent, i)
+
+
+@njit(**NJIT)
 def link_pieces(ps, pe, w_start, w_end, w_key, n_keys, L, t_start, t_end, t_key, t_base):
     """Rule 6: union-find over pieces, two pieces joined when they share a
     key.  The L-gram windows (``w_start``, ends ``w_end`` or, when ``w_end``
@@ -381,15 +519,7 @@ def link_pieces(ps, pe, w_start, w_end, w_key, n_keys, L, t_start, t_end, t_key,
     parent = np.arange(npc)
     first = np.full(n_keys, -1, np.int64)
     keyed = np.zeros(npc, np.bool_)
-    j = 0
-    for i in range(w_start.shape[0]):
-        a = w_start[i]
-        k, j = _piece_of(ps, pe, j, a, w_end[i] if w_end.shape[0] else a + L)
-        if j == npc:
-            break
-        if k >= 0:
-            keyed[k] = True
-            _union(parent, first, w_key[i], k)
+    link_windows(ps, pe, 0, w_start, w_end, w_key, L, first, parent, keyed)
     for fallback in (False, True):  # the filling templates, then any template of a piece without a key
         j = 0
         for i in range(t_start.shape[0]):
@@ -409,8 +539,7 @@ def link_pieces(ps, pe, w_start, w_end, w_key, n_keys, L, t_start, t_end, t_key,
                     break
                 if k >= 0 and 2 * (t_end[i] - t_start[i]) >= pe[k] - ps[k]:
                     keyed[k] = True
-    for i in range(npc):
-        parent[i] = find_root(parent, i)
+    roots(parent)
     return parent
 
 
@@ -543,6 +672,82 @@ def block_of_groups(ss, se, sb, n_blocks, order, group_lo, group_hi, r_start, r_
             count[blk] = 0
         out[g] = bestb
     return out
+
+
+@njit(**NJIT)
+def compact_ranges(tokens, doc_offsets, starts, ends):
+    """:func:`compact_coverage` of the mask of the ranges ``[starts, ends)``
+    (global positions, by increasing start, none across a document end),
+    without the mask: it reads only the covered tokens.  Same four arrays,
+    and False for ranges that cross a document end (the arrays empty then).
+    O(ranges + covered tokens + documents)."""
+    n_docs = doc_offsets.shape[0] - 1
+    size = 0
+    d = 0
+    cur_doc = -1
+    cur_end = -1
+    for i in range(starts.shape[0]):
+        s = starts[i]
+        e = ends[i]
+        while doc_offsets[d + 1] <= s:
+            d += 1
+        if e > doc_offsets[d + 1]:
+            return (np.empty(0, np.int32), np.zeros(n_docs + 1, np.int64), np.empty(0, np.int64),
+                    np.empty(0, np.bool_), False)
+        if d == cur_doc and s <= cur_end:
+            if e > cur_end:
+                size += e - cur_end
+                cur_end = e
+        else:
+            if d == cur_doc:
+                size += 1
+            size += e - s
+            cur_doc = d
+            cur_end = e
+    compact = np.empty(size, np.int32)
+    pos_in_doc = np.empty(size, np.int64)
+    mask = np.empty(size, np.bool_)
+    c_offsets = np.zeros(n_docs + 1, np.int64)
+    k = 0
+    d = 0
+    cur_doc = -1
+    cur_end = -1
+    top = -1
+    for i in range(starts.shape[0]):
+        s = starts[i]
+        e = ends[i]
+        while doc_offsets[d + 1] <= s:
+            c_offsets[d + 1] = k
+            d += 1
+        if d == cur_doc and s <= cur_end:
+            a = cur_end
+        else:
+            if d == cur_doc:
+                compact[k] = -1  # the separator, its id set below
+                pos_in_doc[k] = -1
+                mask[k] = False
+                k += 1
+            a = s
+            cur_doc = d
+        if e > a:
+            base = doc_offsets[d]
+            for p in range(a, e):
+                t = tokens[p]
+                compact[k] = t
+                if t > top:
+                    top = t
+                pos_in_doc[k] = p - base
+                mask[k] = True
+                k += 1
+            cur_end = e
+    while d < n_docs:
+        c_offsets[d + 1] = k
+        d += 1
+    sep = top + 1 if top >= 0 else 0
+    for j in range(size):
+        if not mask[j]:
+            compact[j] = sep
+    return compact, c_offsets, pos_in_doc, mask, True
 
 
 @njit(**NJIT)

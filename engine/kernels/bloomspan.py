@@ -191,7 +191,7 @@ def count_first(tokens, doc_offsets, d_begin, d_end, keep, first_count):
 
 @njit(**NJIT)
 def bucket_by_first(tokens, doc_offsets, d_begin, d_end, keep, fill, pos, doc, nxt, prv,
-                    a_begin, a_end, pos_base, doc_base):
+                    a_begin, a_end, pos_base, doc_base, win_off, win_real, win_t):
     """Step 3d: counting sort of the kept positions of documents
     ``[d_begin, d_end)`` by first token, for first tokens in
     ``[a_begin, a_end)`` (all of them: ``0, vocab_size``).
@@ -203,17 +203,32 @@ def bucket_by_first(tokens, doc_offsets, d_begin, d_end, keep, fill, pos, doc, n
     document start) so that step 4 reads them sequentially.  ``pos_base`` and
     ``doc_base`` are added to the positions and documents written, so that a
     chunk of the corpus (its own token view and offsets from 0) writes the
-    corpus' positions (the out-of-core path).
+    corpus' positions (the out-of-core path).  With windows (``win_off`` not
+    empty: each document's first window, and each window's first corpus
+    position and excerpt index, see :mod:`engine.kernels.excerpt`) the
+    positions written are the excerpt's, the windows of a document walked
+    once as its positions increase.
     """
+    excerpt = win_off.shape[0] > 0
     for d in range(d_begin, d_end):
         s = doc_offsets[d]
+        j = 0
+        j_end = 0
+        if excerpt:
+            j = win_off[doc_base + d]
+            j_end = win_off[doc_base + d + 1]
         for p in range(s, doc_offsets[d + 1]):
             if keep[p]:
                 a = tokens[p]
                 if a < a_begin or a >= a_end:
                     continue
                 k = fill[a]
-                pos[k] = p + pos_base
+                if excerpt:
+                    while j + 1 < j_end and win_real[j + 1] <= p + pos_base:
+                        j += 1
+                    pos[k] = p + pos_base - win_real[j] + win_t[j]
+                else:
+                    pos[k] = p + pos_base
                 doc[k] = d + doc_base
                 nxt[k] = tokens[p + 1]
                 prv[k] = tokens[p - 1] if p > s else -1
@@ -355,7 +370,9 @@ def grow(tokens, doc_offsets, seed_pos, seed_doc, seed_lo, seed_hi, seed_df,
          occ_pos, occ_doc, occ_node, rng_pos, rng_len, rng_node, counts):
     """Steps 5-8: depth-first right growth of the seeds ``order``.
 
-    Every buffer is owned by the calling thread.  ``counts`` holds
+    ``tokens`` may be the out-of-core path's excerpt (:mod:`engine.outofcore`):
+    a negative id there is a gap, read as the end of the document (and never
+    equal to another token).  Every buffer is owned by the calling thread.  ``counts`` holds
     ``[seeds done, nodes, occurrences, ranges]`` on entry and on exit.  The
     kernel stops before a seed that could overflow a buffer and returns
     ``(status, need)``: status 0 = all seeds done, 1 = grow the work buffers
@@ -435,7 +452,10 @@ def grow(tokens, doc_offsets, seed_pos, seed_doc, seed_lo, seed_hi, seed_df,
                     break
                 p = bpos[i]
                 k = 0
-                while k < lim and tokens[p + m + k] == tokens[ref + m + k]:
+                while k < lim:
+                    t = tokens[ref + m + k]
+                    if t < 0 or tokens[p + m + k] != t:
+                        break  # (a negative id is an excerpt's gap)
                     k += 1
                 lim = k
             if lim > 0 and b - a > 1:
@@ -445,8 +465,8 @@ def grow(tokens, doc_offsets, seed_pos, seed_doc, seed_lo, seed_hi, seed_df,
                 for i in range(a, b):
                     q = bpos[i] + m
                     d = bdoc[i]
-                    if q < doc_offsets[d + 1]:
-                        w = tokens[q]
+                    w = tokens[q] if q < doc_offsets[d + 1] else -1
+                    if w >= 0:
                         keys[i - a] = w
                         if cnt[w] == 0:
                             touched[nt] = w
