@@ -97,12 +97,13 @@ their flags, the grouping table and its per-group arrays, the levels and
 strengths), plus 2^26 bucket cells (512 MB) for the filter when no coverage
 is given.  A run without templates calls ``find_blocks_in_ranges``: its
 covered ranges are compacted (only the covered tokens read, 13 bytes each),
-the L-grams grouped one part of the hash range at a time (each covered
-position keeps its group id, 4 bytes; each part's table holds about
-``PART_GRAMS`` L-grams), and rules 2-6 run a chunk of documents at a time
-(``CHUNK_TOKENS``) into one union-find over the pieces: about 18 bytes per
-covered token plus the pieces and the distinct L-grams, where the whole
-computation took about 60 (18 GiB at 3B tokens, 264M of them covered).
+the L-grams grouped by text in one pass whose table grows with the distinct
+texts (each covered position keeps its group id, 4 bytes; past
+``PART_GROUPS`` texts, in parts of the hash range, a pass each), and rules
+2-6 run a chunk of documents at a time (``CHUNK_TOKENS``) into one
+union-find over the pieces: about 18 bytes per covered token plus about 36
+per distinct L-gram and the pieces, where the whole computation took about
+60 per covered token (18 GiB at 3B tokens, 264M of them covered).
 With templates the blocks are computed whole, in memory.
 
 Departures: none from the definition; the join rounds are simultaneous
@@ -110,6 +111,7 @@ Departures: none from the definition; the join rounds are simultaneous
 """
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 
 import numpy as np
@@ -117,6 +119,8 @@ import numpy as np
 from .errors import BoilerscopeError
 from .kernels import blocks as K
 from .kernels import coverage as C
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -369,17 +373,25 @@ def _doc_key(doc_key, n_docs: int) -> np.ndarray:
         return np.arange(n_docs, dtype=np.int64)
     doc_key = np.asarray(doc_key)
     if doc_key.shape != (n_docs,) or not np.issubdtype(doc_key.dtype, np.integer) \
-            or np.unique(doc_key).shape[0] != n_docs:
+            or not _distinct(doc_key):
         raise BoilerscopeError("find_blocks: doc_key must hold one distinct integer per document")
     return doc_key.astype(np.int64)
+
+
+def _distinct(x: np.ndarray) -> bool:
+    s = np.sort(x)
+    return bool((s[1:] != s[:-1]).all())
 
 
 def _numbered(tokens, doc_offsets, ps, pe, root, doc_key) -> Blocks:
     """Rule 6's numbering and the blocks' figures, from the pieces (by
     position) and each piece's component root."""
-    # numbering: covered tokens descending, then first position
-    roots, label = np.unique(root, return_inverse=True)
-    nb = roots.shape[0]
+    # numbering: covered tokens descending, then first position (a root is
+    # its component's smallest piece, so the roots are where root == index:
+    # no sort, where np.unique took 3 s on 3.5M ids)
+    is_root = root == np.arange(root.shape[0])
+    label = (np.cumsum(is_root) - 1)[root]
+    nb = int(is_root.sum())
     tokens_per = np.bincount(label, weights=pe - ps, minlength=nb).astype(np.int64)
     pdoc = (np.searchsorted(doc_offsets, ps, side="right") - 1).astype(np.int64)
     # a block's first position: the smallest (doc_key, position) of its pieces
@@ -432,15 +444,15 @@ def find_blocks_in_coverage(tokens: np.ndarray, doc_offsets: np.ndarray, sigma: 
 
 def find_blocks_in_ranges(tokens: np.ndarray, doc_offsets: np.ndarray, sigma: int, min_len: int,
                           starts: np.ndarray, ends: np.ndarray, doc_key: np.ndarray | None = None,
-                          progress=None, chunk_tokens: int | None = None, part_grams: int | None = None) -> Blocks:
+                          progress=None, chunk_tokens: int | None = None, part_groups: int | None = None) -> Blocks:
     """:func:`find_blocks_in_coverage` of the coverage of the ranges
     ``[starts, ends)`` (global positions, by increasing start, none across a
     document end: a run's covered ranges), without a mask over the corpus:
     only the covered tokens are read (on a memory-mapped billion-token array,
     a tenth of its pages), and nothing of the corpus' size is held.  The
     blocks are computed a chunk of about ``chunk_tokens`` covered tokens at a
-    time after grouping the L-grams in parts of about ``part_grams`` (the
-    defaults :data:`CHUNK_TOKENS`, :data:`PART_GRAMS`; tests make them
+    time after grouping the L-grams (in parts of the hash range past ``part_groups`` texts; the
+    defaults :data:`CHUNK_TOKENS`, :data:`PART_GROUPS`; tests make them
     small): about 18 bytes per covered token, against about 60 for
     :func:`find_blocks_in_coverage`."""
     tokens = np.asarray(tokens)
@@ -459,17 +471,17 @@ def find_blocks_in_ranges(tokens: np.ndarray, doc_offsets: np.ndarray, sigma: in
     if not ok:
         raise BoilerscopeError(bad)
     return _blocks_of_compacted(compacted, doc_offsets, sigma, min_len, doc_key, progress,
-                                chunk_tokens or CHUNK_TOKENS, part_grams or PART_GRAMS)
+                                chunk_tokens or CHUNK_TOKENS, part_groups or PART_GROUPS)
 
 
 def _blocks_of_compacted(compacted, doc_offsets, sigma, min_len, doc_key, progress, chunk_tokens=None,
-                         part_grams=None) -> Blocks:
+                         part_groups=None) -> Blocks:
     compact, c_offsets, pos_in_doc, mask = compacted
     if chunk_tokens is None:
         b = find_blocks(compact, c_offsets, sigma, min_len, progress=progress, within=mask, doc_key=doc_key)
     else:
         b = _blocks_by_chunks(compact, c_offsets, mask, int(sigma), int(min_len),
-                              _doc_key(doc_key, c_offsets.shape[0] - 1), progress, chunk_tokens, part_grams)
+                              _doc_key(doc_key, c_offsets.shape[0] - 1), progress, chunk_tokens, part_groups)
     n_docs = doc_offsets.shape[0] - 1
     return b.remapped(np.arange(n_docs, dtype=np.int64), pos_in_doc, doc_offsets)
 
@@ -477,13 +489,15 @@ def _blocks_of_compacted(compacted, doc_offsets, sigma, min_len, doc_key, progre
 #: Tokens of the documents whose levels, pieces and links are computed at
 #: once (:func:`find_blocks_in_ranges`).
 CHUNK_TOKENS = 1 << 24
-#: L-grams grouped at once: the hash range is cut into as many parts as
-#: needed for each part's table to hold about this many.
-PART_GRAMS = 1 << 25
+#: Distinct L-gram texts grouped in one pass (about 36 bytes each): past
+#: this the hash range is cut into parts, each grouped in its own pass.
+PART_GROUPS = 1 << 25
+#: At most 2^this parts (past it a part holds more groups).
+MAX_PART_BITS = 12
 
 
 def _blocks_by_chunks(tokens, doc_offsets, within, sigma: int, L: int, doc_key, progress,
-                      chunk_tokens: int = CHUNK_TOKENS, part_grams: int = PART_GRAMS) -> Blocks:
+                      chunk_tokens: int = CHUNK_TOKENS, part_groups: int = PART_GROUPS) -> Blocks:
     """:func:`find_blocks` (``within`` given, no templates) with memory in a
     few bytes per token: the L-grams are grouped one part of the hash range
     at a time, each position keeping its group's id (4 bytes); then the
@@ -498,22 +512,9 @@ def _blocks_by_chunks(tokens, doc_offsets, within, sigma: int, L: int, doc_key, 
     step(0.0)
     n = tokens.shape[0]
     dt = np.int32 if n < 2**31 - 1 else np.int64
-    counts = K.grams_per_part(tokens, doc_offsets, within, L, 64)
-    bits = 0
-    while (int(counts.sum()) >> bits) > part_grams:
-        bits += 1
-    shift = 64 - bits
-    if bits:
-        counts = K.grams_per_part(tokens, doc_offsets, within, L, shift)
     at = np.full(n, -1, dt)
-    gdfs, n_keys = [], 0
-    for part in np.flatnonzero(counts).tolist():
-        gdfs.append(K.group_grams_part(tokens, doc_offsets, within, L, shift, part, int(counts[part]), at,
-                                       n_keys))
-        n_keys += gdfs[-1].shape[0]
-        step(0.4 * (part + 1) / counts.shape[0])
-    gdf = np.concatenate(gdfs) if gdfs else np.zeros(0, dt)
-    del gdfs
+    gdf, n_keys = _group_grams(tokens, doc_offsets, within, L, at, part_groups)
+    step(0.4)
     first = np.full(max(n_keys, 1), -1, np.int64)
     parent = np.empty(1 << 16, np.int64)
     n_pieces = 0
@@ -547,6 +548,57 @@ def _blocks_by_chunks(tokens, doc_offsets, within, sigma: int, L: int, doc_key, 
     blocks = _numbered(tokens, doc_offsets, ps, pe, root, doc_key)
     step(1.0)
     return blocks
+
+
+def _group_grams(tokens, doc_offsets, within, L: int, at, part_groups: int):
+    """The L-grams inside ``within`` grouped by text (:func:`K.group_grams_from`):
+    each position's group id in ``at``; returns the groups' df and their
+    number.  One pass, the table and the group arrays grown with the groups
+    (boilerplate repeats: webdocs' 12.7M covered L-grams are 130k texts);
+    when a pass would hold more than ``part_groups`` groups it is started
+    again over twice as many parts of the hash range, each its own pass
+    (the table's size then stays near ``part_groups`` entries per part)."""
+    n_docs = doc_offsets.shape[0] - 1
+    bits = 0
+    while True:
+        at.fill(-1)
+        gdfs, base, over = [], 0, False
+        for part in range(1 << bits):
+            cap = max(1, min(1 << 12, part_groups))
+            table = np.full(1 << (2 * cap - 1).bit_length(), -1, at.dtype)  # a power of two
+            gpos, ghash, glast = np.empty(cap, at.dtype), np.empty(cap, np.uint64), np.empty(cap, at.dtype)
+            gdf = np.zeros(cap, at.dtype)
+            d, ng = 0, 0
+            while True:
+                d, ng = K.group_grams_from(tokens, doc_offsets, within, L, 64 - bits, part, d, at, base, table,
+                                           gpos, ghash, glast, gdf, ng)
+                if d == n_docs:
+                    break
+                need = ng + int(doc_offsets[d + 1] - doc_offsets[d])
+                if ng > part_groups and bits < MAX_PART_BITS:
+                    over = True
+                    break
+                if need > gpos.shape[0]:
+                    size = max(2 * gpos.shape[0], need)
+                    gpos, ghash, glast = (np.concatenate((x[:ng], np.empty(size - ng, x.dtype)))
+                                          for x in (gpos, ghash, glast))
+                    gdf = np.concatenate((gdf[:ng], np.zeros(size - ng, gdf.dtype)))
+                if 2 * need > table.shape[0]:
+                    size = table.shape[0]
+                    while size < 2 * need:
+                        size *= 2
+                    table = np.full(size, -1, at.dtype)
+                    K.rehash(table, ghash, ng)
+            if over:
+                break
+            gdfs.append(gdf[:ng].copy())
+            base += ng
+            del table, gpos, ghash, glast, gdf
+        if not over:
+            return (np.concatenate(gdfs) if gdfs else np.zeros(0, at.dtype)), base
+        bits += 1
+        log.info("blocks: more than %d L-gram texts, grouped again in %d parts of the hash range",
+                 part_groups, 1 << bits)
 
 
 def _doc_chunks(doc_offsets: np.ndarray, chunk_tokens: int) -> list[tuple[int, int]]:

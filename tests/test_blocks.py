@@ -370,7 +370,7 @@ def test_blocks_on_the_covered_tokens_only_are_the_same(case, data):
     by_ranges = find_blocks_in_ranges(flat, off, sigma, L, r_start, r_end, doc_key=key)
     # many chunks of documents and many parts of the hash range
     small = find_blocks_in_ranges(flat, off, sigma, L, r_start, r_end, doc_key=key,
-                                  chunk_tokens=data.draw(st.integers(1, 12)), part_grams=data.draw(st.integers(1, 6)))
+                                  chunk_tokens=data.draw(st.integers(1, 12)), part_groups=data.draw(st.integers(1, 6)))
     for blocks in (got, by_ranges, small):
         assert partition(blocks) == partition(want)
         for name in ("piece_doc", "piece_start", "piece_end", "piece_block", "covered_tokens", "documents",

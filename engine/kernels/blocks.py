@@ -137,70 +137,45 @@ def _lookup(tokens, s, x, L, table, mask, gpos, ghash, glast, ng):
 
 
 @njit(**NJIT)
-def grams_per_part(tokens, doc_offsets, within, L, shift):
-    """How many L-grams lie wholly inside ``within`` (and their document)
-    in each part of the hash range (the hash's top bits, ``hash >> shift``)."""
-    counts = np.zeros(np.int64(1) << (64 - shift), np.int64)
-    _gram_parts(tokens, doc_offsets, within, L, shift, -1, counts, np.zeros(0, np.int32), 0,
-                np.zeros(0, np.int32), np.zeros(0, np.int32))
-    return counts
+def group_grams_from(tokens, doc_offsets, within, L, shift, part, d_begin, at, base, table, gpos, ghash,
+                     glast, gdf, ng):
+    """:func:`group_grams` of the L-grams wholly inside ``within`` (hashed as
+    :func:`gram_hashes` does) whose hash is in part ``part`` of the hash
+    range (its top bits, ``hash >> shift``; ``shift`` 64: one part), from
+    document ``d_begin`` on: each one's group id, ``base`` added, written to
+    ``at`` at its position; the groups' first occurrence, hash, last
+    document and df in ``gpos``, ``ghash``, ``glast``, ``gdf`` (``ng`` of
+    them so far), the open-addressing ``table`` at most half full.
 
-
-@njit(**NJIT)
-def group_grams_part(tokens, doc_offsets, within, L, shift, part, n_part, at, base):
-    """:func:`group_grams` of the L-grams wholly inside ``within`` whose hash
-    is in part ``part`` of the hash range (``n_part`` of them): each one's
-    group id, ``base`` added, written to ``at`` at its position (every
-    other position left as it is); returns each group's document frequency.
-    Equal texts have equal hashes, so a text's occurrences are all in one
+    Returns ``(d, ng)``: ``d`` is the number of documents when all are done,
+    else the document before which the group arrays or the table need room
+    for its L-grams (the caller grows them and calls again from ``d``).
+    Equal texts have equal hashes, so a text's occurrences all fall in one
     part, and the parts' groups are the groups of all the L-grams."""
-    size = 1
-    while size < 2 * n_part + 2:
-        size *= 2
-    gdf = np.zeros(n_part, at.dtype)
-    ng = _gram_parts(tokens, doc_offsets, within, L, shift, part, np.zeros(0, np.int64),
-                     np.full(size, -1, at.dtype), base, at, gdf)
-    return gdf[:ng].copy()
-
-
-@njit(**NJIT)
-def _gram_parts(tokens, doc_offsets, within, L, shift, part, counts, table, base, at, gdf):
-    """One scan of the L-grams inside ``within``, hashed as
-    :func:`gram_hashes` does: ``part`` -1 counts them per part into
-    ``counts``; else groups those of ``part`` (see :func:`group_grams_part`)
-    and returns the number of groups."""
-    n_part = gdf.shape[0]
-    mask = np.uint64(table.shape[0] - 1) if table.shape[0] else np.uint64(0)
-    gpos = np.empty(n_part, at.dtype)
-    ghash = np.empty(n_part, np.uint64)
-    glast = np.empty(n_part, at.dtype)
+    mask = np.uint64(table.shape[0] - 1)
+    cap = gpos.shape[0]
     top = poly_power(L)
-    ng = 0
-    for d in range(doc_offsets.shape[0] - 1):
+    n_docs = doc_offsets.shape[0] - 1
+    for d in range(d_begin, n_docs):
         a = doc_offsets[d]
         e = doc_offsets[d + 1]
         if e - a < L:
             continue
+        if ng + (e - a) > cap or 2 * (ng + (e - a)) > table.shape[0]:
+            return d, ng
         x = np.uint64(0)
         run = 0
         for p in range(a, a + L - 1):
             x = x * POLY + np.uint64(tokens[p] + 1)
             run = run + 1 if within[p] else 0
-        prev = -1  # the group of position s - 1 in this part (-1: none)
+        prev = -1  # the group of position s - 1 (-1: none)
         for s in range(a, e - L + 1):
             q = s + L - 1
             x = x * POLY + np.uint64(tokens[q] + 1)
             run = run + 1 if within[q] else 0
             y = mix64(x)
             x -= np.uint64(tokens[s] + 1) * top
-            if run < L:
-                prev = -1
-                continue
-            k = np.int64(y >> np.uint64(shift)) if shift < 64 else np.int64(0)
-            if part < 0:
-                counts[k] += 1
-                continue
-            if k != part:
+            if run < L or (shift < 64 and np.int64(y >> np.uint64(shift)) != part):
                 prev = -1
                 continue
             g = -1
@@ -215,13 +190,25 @@ def _gram_parts(tokens, doc_offsets, within, L, shift, part, counts, table, base
                 gdf[g] += 1
             at[s] = g + base
             prev = g
-    return ng
+    return n_docs, ng
+
+
+@njit(**NJIT)
+def rehash(table, ghash, ng):
+    """Put groups ``0 .. ng - 1`` (their hashes ``ghash``) into the empty
+    open-addressing ``table`` (a larger one, when the old one is half full)."""
+    mask = np.uint64(table.shape[0] - 1)
+    for g in range(ng):
+        k = np.int64(ghash[g] & mask)
+        while table[k] != -1:
+            k = (k + 1) & np.int64(mask)
+        table[k] = g
 
 
 @njit(**NJIT)
 def windows_at(at, gdf, sigma, lo, hi):
     """The windows of positions ``[lo, hi)`` from the groups written by
-    :func:`group_grams_part`: the positions whose group has df >= sigma,
+    :func:`group_grams_from`: the positions whose group has df >= sigma,
     that df, and the group as the key."""
     n = 0
     for s in range(lo, hi):
