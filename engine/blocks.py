@@ -251,6 +251,12 @@ def _ranges(doc_offsets, doc, start, end):
     return doc, start, end
 
 
+def _check_params(sigma, min_len) -> None:
+    for name, v in (("sigma", sigma), ("min_len", min_len)):
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
+            raise BoilerscopeError(f"{{{name}}} must be an integer >= 1, not {v!r}", name)
+
+
 def _check(tokens, doc_offsets, sigma, min_len, templates, within):
     if not isinstance(tokens, np.ndarray) or tokens.dtype != np.int32 or tokens.ndim != 1:
         raise BoilerscopeError("find_blocks: tokens must be a 1-d int32 array")
@@ -261,9 +267,7 @@ def _check(tokens, doc_offsets, sigma, min_len, templates, within):
         raise BoilerscopeError("find_blocks: doc_offsets must rise from 0 to the number of tokens")
     if tokens.shape[0] and tokens.min() < 0:
         raise BoilerscopeError("find_blocks: token ids must be >= 0")
-    for name, v in (("sigma", sigma), ("min_len", min_len)):
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
-            raise BoilerscopeError(f"{{{name}}} must be an integer >= 1, not {v!r}", name)
+    _check_params(sigma, min_len)
     if within is not None and (not isinstance(within, np.ndarray) or within.dtype != np.bool_
                                or within.shape != tokens.shape):
         raise BoilerscopeError("find_blocks: within must be a bool mask with one entry per token")
@@ -420,8 +424,8 @@ def find_blocks_in_coverage(tokens: np.ndarray, doc_offsets: np.ndarray, sigma: 
                             covered: np.ndarray, doc_key: np.ndarray | None = None, progress=None) -> Blocks:
     """:func:`find_blocks` of a run without templates, computed on its covered
     tokens only: each document's runs of covered tokens, joined by a
-    separator token of its own (it occurs once, so no window holds it at
-    sigma >= 2), make a pseudo-document; the blocks found there are mapped
+    separator token (one id above every covered token's: no window holds
+    one), make a pseudo-document; the blocks found there are mapped
     back to the documents' positions.  The same answer (every window lies
     inside the coverage, and uncovered tokens always separate pieces), with
     memory and time in the covered tokens, not the corpus's (a run over a
@@ -454,10 +458,15 @@ def find_blocks_in_ranges(tokens: np.ndarray, doc_offsets: np.ndarray, sigma: in
     time after grouping the L-grams (in parts of the hash range past ``part_groups`` texts; the
     defaults :data:`CHUNK_TOKENS`, :data:`PART_GROUPS`; tests make them
     small): about 18 bytes per covered token, against about 60 for
-    :func:`find_blocks_in_coverage`."""
+    :func:`find_blocks_in_coverage`.  (At sigma 1, every token is covered:
+    :func:`find_blocks` on the whole corpus.)"""
     tokens = np.asarray(tokens)
     doc_offsets = np.asarray(doc_offsets, np.int64)
     starts, ends = np.asarray(starts, np.int64), np.asarray(ends, np.int64)
+    _check_params(sigma, min_len)
+    if tokens.ndim != 1 or doc_offsets.ndim != 1 or doc_offsets.shape[0] < 1 or doc_offsets[0] != 0 \
+            or doc_offsets[-1] != tokens.shape[0] or (np.diff(doc_offsets) < 0).any():
+        raise BoilerscopeError("find_blocks: doc_offsets must rise from 0 to the number of tokens")
     if starts.shape != ends.shape or starts.ndim != 1:
         raise BoilerscopeError("find_blocks: the ranges need one start and one end each")
     bad = "find_blocks: the ranges must be non-empty, by increasing start, inside one document each"
@@ -470,6 +479,8 @@ def find_blocks_in_ranges(tokens: np.ndarray, doc_offsets: np.ndarray, sigma: in
     *compacted, ok = K.compact_ranges(np.ascontiguousarray(tokens, np.int32), doc_offsets, starts, ends)
     if not ok:
         raise BoilerscopeError(bad)
+    if compacted[0].shape[0] and compacted[0].min() < 0:  # (only the covered tokens are read)
+        raise BoilerscopeError("find_blocks: token ids must be >= 0")
     return _blocks_of_compacted(compacted, doc_offsets, sigma, min_len, doc_key, progress,
                                 chunk_tokens or CHUNK_TOKENS, part_groups or PART_GROUPS)
 
@@ -499,8 +510,8 @@ MAX_PART_BITS = 12
 def _blocks_by_chunks(tokens, doc_offsets, within, sigma: int, L: int, doc_key, progress,
                       chunk_tokens: int = CHUNK_TOKENS, part_groups: int = PART_GROUPS) -> Blocks:
     """:func:`find_blocks` (``within`` given, no templates) with memory in a
-    few bytes per token: the L-grams are grouped one part of the hash range
-    at a time, each position keeping its group's id (4 bytes); then the
+    few bytes per token: the L-grams are grouped by text (:func:`_group_grams`),
+    each position keeping its group's id (4 bytes); then the
     levels, pieces and links of rule 2-6 are computed a chunk of documents
     at a time (they read one document's windows, and the links go into one
     union-find over the corpus' pieces), and the pieces numbered as
@@ -557,7 +568,8 @@ def _group_grams(tokens, doc_offsets, within, L: int, at, part_groups: int):
     (boilerplate repeats: webdocs' 12.7M covered L-grams are 130k texts);
     when a pass would hold more than ``part_groups`` groups it is started
     again over twice as many parts of the hash range, each its own pass
-    (the table's size then stays near ``part_groups`` entries per part)."""
+    (the limit is checked when the arrays grow, so a part holds at most
+    about twice ``part_groups`` groups; at most 2^``MAX_PART_BITS`` parts)."""
     n_docs = doc_offsets.shape[0] - 1
     bits = 0
     while True:

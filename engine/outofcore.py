@@ -73,13 +73,15 @@ occurrences and ranges the in-memory run yields for those seeds; the merge
 the same multiset of outputs.  The oracle tests run both paths.
 
 Complexity: the in-memory steps' time, plus one linear pass over the tokens
-for each group (the excerpt is copied in the first group's pass; moving
-positions in and out is linear in sorted order) (the number of groups is the kept starts' 16 bytes over a
-quarter of the budget: 2 at 1B generated tokens in 8 GB, 3 at 3B).  Memory: the
+for each group (the number of groups is the kept starts' 16 bytes over a
+quarter of the budget: 2 at 1B generated tokens in 8 GB, 3 at 3B).  The
+excerpt is copied in the first group's pass and the positions moved in by
+the bucketing; moving the ranges' and the nodes' positions back is linear
+(they are sorted), the occurrences' a bisection per node.  Memory: the
 chunk (4 bytes per token of pages and 1 of flags), the packed flags (n / 8
 bytes), the counters (``filter_bytes`` per worker, twice), the group's kept
 starts, the growth scratch and outputs, the excerpt (4 bytes per excerpt
-token and 16 per window), and O(vocabulary) per worker.
+token, 16 per window and 32 per document), and O(vocabulary) per worker.
 """
 from __future__ import annotations
 
@@ -186,10 +188,6 @@ class Excerpt:
     @staticmethod
     def nbytes_for(ex_len: np.ndarray, ex_nwin: np.ndarray) -> int:
         return int(4 * ex_len.sum() + 16 * ex_nwin.sum() + 16 * (ex_len.shape[0] + 1))
-
-    @property
-    def nbytes(self) -> int:
-        return sum(a.nbytes for a in (self.doc, self.win_off, self.tokens, self.win_real, self.win_t))
 
     def fill(self, tok, keep, offs, parts, min_len: int, o0: int, d0: int) -> None:
         """Copy the windows of one chunk (its tokens, final start flags and
@@ -312,7 +310,7 @@ def _steps(tokens, doc_offsets, vocab_size: int, sigma: int, min_len: int, worke
     report("filter", 0.5)
     ex_bytes = Excerpt.nbytes_for(ex_len, ex_nwin)
     excerpt = Excerpt(ex_len, ex_nwin) if ex_bytes <= plan.excerpt_bytes else None
-    stats["memory"]["excerpt_bytes"] = ex_bytes
+    stats["memory"]["excerpt_size_bytes"] = ex_bytes
     stats["memory"]["excerpt"] = excerpt is not None
     stats["memory"]["excerpt_tokens"] = int(ex_len.sum())
     stats["memory"]["excerpt_windows"] = int(ex_nwin.sum())

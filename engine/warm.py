@@ -48,7 +48,6 @@ def main() -> None:
         choose_algorithm(tokens, offsets, 2, 2)
         # blocks: on the coverage (a run without templates), whole with templates, sigma 1
         covered = np.ones(tokens.shape[0], bool)
-        find_blocks_in_coverage(tokens, offsets, 2, 2, covered)
         find_blocks_in_ranges(tokens, offsets, 2, 2, offsets[:-1].copy(), offsets[1:].copy()).block_of_groups(
             np.zeros(1, np.int64), np.zeros(1, np.int64), np.zeros(1, np.int64), np.ones(1, np.int64), 1)
         find_blocks(tokens, offsets, 2, 2, TemplateOccurrences(*(np.array([x], np.int64) for x in (0, 0, 2, 0, 2))),

@@ -74,6 +74,7 @@ def test_planted_phrases_many_chunks_and_groups():
         mem = outside.stats["memory"]
         assert mem["out_of_core"] and mem["chunks"] > 5 and mem["groups"] > 1, mem
         assert mem["excerpt"] == excerpt and 0 < mem["excerpt_tokens"] < flat.shape[0], mem
+        assert mem["excerpt_size_bytes"] >= 4 * mem["excerpt_tokens"], mem
         assert_same(inside, outside)
         assert int(outside.node_max.sum()) == len(phrases)
 
@@ -245,6 +246,7 @@ def python_excerpt(flat, off, keep, min_len):
 @settings(max_examples=200, deadline=None)
 @given(corpora, st.integers(2, 4), st.data())
 def test_the_excerpt_is_its_definition(docs, min_len, data):
+    from engine.kernels.bloomspan import bucket_by_first
     from engine.kernels.excerpt import translate, windows
     from engine.outofcore import Excerpt
     flat, off = arrays(docs)
@@ -260,8 +262,22 @@ def test_the_excerpt_is_its_definition(docs, min_len, data):
     ex, doc, wins = python_excerpt(flat, off, keep, min_len)
     assert excerpt.tokens.tolist() == ex and excerpt.doc.tolist() == doc
     assert list(zip(excerpt.win_real.tolist(), excerpt.win_t.tolist())) == wins
-    # every kept position there and back, in order and shuffled
+    # the bucketing writes the excerpt's positions: those translate gives
     kept = np.flatnonzero(keep).astype(np.int64)
+    keep_b = keep.copy()
+    keep_b[off[1:][np.diff(off) > 0] - 1] = 0  # (a kept start has a next token, as the filters ensure)
+    first = np.bincount(flat[keep_b.astype(bool)], minlength=4).astype(np.int64)
+    starts = np.concatenate(([0], np.cumsum(first)[:-1])).astype(np.int64)
+    n_b = int(first.sum())
+    got = {}
+    for windows_of in ((excerpt.win_off, excerpt.win_real, excerpt.win_t), (none, none, none)):
+        pos, bdoc, nxt, prv = (np.empty(n_b, t) for t in (np.int64, np.int32, np.int32, np.int32))
+        bucket_by_first(flat, off, 0, n_docs, keep_b, starts.copy(), pos, bdoc, nxt, prv, 0, 4, 0, 0, *windows_of)
+        got[len(windows_of[0]) > 0] = pos
+    moved = got[False].copy()
+    translate(moved, excerpt.win_real, excerpt.win_t, 0, moved.shape[0])
+    assert got[True].tolist() == moved.tolist()
+    # every kept position there and back, in order and shuffled
     for order in (kept, data.draw(st.permutations(kept.tolist()))):
         pos = np.array(order, np.int64)
         translate(pos, excerpt.win_real, excerpt.win_t, 0, pos.shape[0])

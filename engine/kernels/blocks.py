@@ -666,7 +666,7 @@ def compact_ranges(tokens, doc_offsets, starts, ends):
     """:func:`compact_coverage` of the mask of the ranges ``[starts, ends)``
     (global positions, by increasing start, none across a document end),
     without the mask: it reads only the covered tokens.  Same four arrays,
-    and False for ranges that cross a document end (the arrays empty then).
+    and True; False (and empty arrays) for ranges that cross a document end.
     O(ranges + covered tokens + documents)."""
     n_docs = doc_offsets.shape[0] - 1
     size = 0
