@@ -22,6 +22,11 @@ from ..config import NJIT
 from .hashing import FNV_OFFSET as _FNV_OFFSET
 from .hashing import FNV_PRIME as _FNV_PRIME
 from .maximal import left_maximal
+from .prefetch import prefetch
+
+#: How many positions ahead the counting filters prefetch their counter (a
+#: cache miss takes about as long as this many positions' work).
+AHEAD = 16
 
 
 @njit(**NJIT)
@@ -62,6 +67,9 @@ def bloom_count(tokens, doc_offsets, d_begin, d_end, frequent_word, counters):
     for d in range(d_begin, d_end):
         e = doc_offsets[d + 1]
         for p in range(doc_offsets[d], e - 1):
+            q = p + AHEAD
+            if q < e - 1:
+                prefetch(counters, np.int64(fnv_pair(tokens[q], tokens[q + 1]) & mask))
             a = tokens[p]
             b = tokens[p + 1]
             if frequent_word[a] and frequent_word[b]:
@@ -96,6 +104,9 @@ def mark_runs(tokens, doc_offsets, d_begin, d_end, frequent_word, counters, thre
             keep[e - 1] = 0
         run = 0
         for p in range(e - 2, s - 1, -1):
+            q = p - AHEAD
+            if q >= s:
+                prefetch(counters, np.int64(fnv_pair(tokens[q], tokens[q + 1]) & mask))
             a = tokens[p]
             b = tokens[p + 1]
             if (frequent_word[a] and frequent_word[b]
@@ -157,10 +168,23 @@ def lgram_filter(tokens, doc_offsets, d_begin, d_end, keep, min_len, counters, t
         h = np.uint64(0)
         for k in range(min_len):
             h = h * _ROLL + np.uint64(np.uint32(tokens[s + k]))
-        for p in range(s, e - min_len + 1):
+        # the same hash AHEAD positions on, to prefetch that window's counter
+        last = e - min_len
+        ha = np.uint64(0)
+        if s + AHEAD <= last:
+            for k in range(min_len):
+                ha = ha * _ROLL + np.uint64(np.uint32(tokens[s + AHEAD + k]))
+        for p in range(s, last + 1):
             if p > s:
                 h = (h - np.uint64(np.uint32(tokens[p - 1])) * pw) * _ROLL + np.uint64(
                     np.uint32(tokens[p + min_len - 1]))
+            qa = p + AHEAD
+            if qa <= last:
+                if p > s:
+                    ha = (ha - np.uint64(np.uint32(tokens[qa - 1])) * pw) * _ROLL + np.uint64(
+                        np.uint32(tokens[qa + min_len - 1]))
+                if keep[qa]:
+                    prefetch(counters, np.int64(_window_mix(ha) & mask))
             if keep[p]:
                 i = np.int64(_window_mix(h) & mask)
                 if counting:
