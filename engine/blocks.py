@@ -505,6 +505,9 @@ CHUNK_TOKENS = 1 << 24
 PART_GROUPS = 1 << 25
 #: At most 2^this parts (past it a part holds more groups).
 MAX_PART_BITS = 12
+#: Group ids and positions of the grouping are int32 below this many covered
+#: tokens, int64 from it (tests lower it to run the int64 path).
+WIDE_IDS_FROM = 2**31 - 1
 
 
 def _blocks_by_chunks(tokens, doc_offsets, within, sigma: int, L: int, doc_key, progress,
@@ -522,7 +525,7 @@ def _blocks_by_chunks(tokens, doc_offsets, within, sigma: int, L: int, doc_key, 
 
     step(0.0)
     n = tokens.shape[0]
-    dt = np.int32 if n < 2**31 - 1 else np.int64
+    dt = np.int32 if n < WIDE_IDS_FROM else np.int64
     at = np.full(n, -1, dt)
     gdf, n_keys = _group_grams(tokens, doc_offsets, within, L, at, part_groups)
     step(0.4)

@@ -378,6 +378,34 @@ def test_blocks_on_the_covered_tokens_only_are_the_same(case, data):
             assert getattr(blocks, name).tolist() == getattr(want, name).tolist(), name
 
 
+@settings(max_examples=50, deadline=None)
+@given(corpora())
+def test_the_chunked_blocks_with_int64_ids_are_the_same(case):
+    """The grouping's int64 ids (past 2^31 - 2 covered tokens), forced on
+    small corpora: the blocks of the int32 ids."""
+    import engine.blocks as B
+    docs, sigma, L, _ = case
+    flat, off = flatten(docs)
+    want = find_blocks(flat, off, sigma, L)
+    edges = np.flatnonzero(np.diff(np.concatenate(([0], (want.token_blocks() >= 0).astype(np.int8), [0]))))
+    starts, ends = [], []
+    for a, b in zip(edges[::2].tolist(), edges[1::2].tolist()):  # the covered runs, cut at document ends
+        while a < b:
+            e = min(b, int(off[int(np.searchsorted(off, a, side="right"))]))
+            starts.append(a)
+            ends.append(e)
+            a = e
+    args = (flat, off, sigma, L, np.array(starts, np.int64), np.array(ends, np.int64))
+    narrow = B.find_blocks_in_ranges(*args, chunk_tokens=5)
+    saved, B.WIDE_IDS_FROM = B.WIDE_IDS_FROM, 0  # (hypothesis runs this many times: no function fixture)
+    try:
+        wide = B.find_blocks_in_ranges(*args, chunk_tokens=5)
+    finally:
+        B.WIDE_IDS_FROM = saved
+    assert partition(wide) == partition(narrow) == partition(want)
+    assert wide.covered_tokens.tolist() == narrow.covered_tokens.tolist()
+
+
 def test_ranges_out_of_order_empty_or_across_documents_are_one_clear_error():
     from engine.blocks import find_blocks_in_ranges
     flat, off = flatten([[1, 2, 3, 4], [1, 2, 3, 4], [5, 6]])
