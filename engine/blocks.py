@@ -119,6 +119,7 @@ import numpy as np
 from .errors import BoilerscopeError
 from .kernels import blocks as K
 from .kernels import coverage as C
+from .steps import doc_chunks
 
 log = logging.getLogger(__name__)
 
@@ -534,7 +535,7 @@ def _blocks_by_chunks(tokens, doc_offsets, within, sigma: int, L: int, doc_key, 
     n_pieces = 0
     ps_all, pe_all = [], []
     none = np.zeros(0, np.int64)
-    ranges = _doc_chunks(doc_offsets, chunk_tokens)
+    ranges = doc_chunks(doc_offsets, chunk_tokens)
     for ci, (d0, d1) in enumerate(ranges):
         lo, hi = int(doc_offsets[d0]), int(doc_offsets[d1])
         ws, wdf, wk = K.windows_at(at, gdf, sigma, lo, hi)
@@ -614,16 +615,3 @@ def _group_grams(tokens, doc_offsets, within, L: int, at, part_groups: int):
         bits += 1
         log.info("blocks: more than %d L-gram texts, grouped again in %d parts of the hash range",
                  part_groups, 1 << bits)
-
-
-def _doc_chunks(doc_offsets: np.ndarray, chunk_tokens: int) -> list[tuple[int, int]]:
-    """Consecutive document ranges of at most ``chunk_tokens`` tokens (a
-    longer document is a range of its own)."""
-    n_docs = doc_offsets.shape[0] - 1
-    out, d = [], 0
-    while d < n_docs:
-        e = int(np.searchsorted(doc_offsets, doc_offsets[d] + chunk_tokens, side="right")) - 1
-        e = min(max(e, d + 1), n_docs)
-        out.append((d, e))
-        d = e
-    return out

@@ -94,22 +94,10 @@ from .config import KERNEL_LOCK
 from .kernels import bloomspan as K
 from .kernels import excerpt as X
 from .memory import Pager, Plan
+from .steps import doc_chunks
 from .result import MiningResult, pos_dtype
 
 log = logging.getLogger(__name__)
-
-
-def doc_chunks(doc_offsets: np.ndarray, chunk_tokens: int) -> list[tuple[int, int]]:
-    """Consecutive document ranges of at most ``chunk_tokens`` tokens each
-    (a longer document is a chunk of its own)."""
-    n_docs = doc_offsets.shape[0] - 1
-    out, d = [], 0
-    while d < n_docs:
-        e = int(np.searchsorted(doc_offsets, doc_offsets[d] + chunk_tokens, side="right")) - 1
-        e = min(max(e, d + 1), n_docs)
-        out.append((d, e))
-        d = e
-    return out
 
 
 def first_token_groups(first_start: np.ndarray, group_entries: int) -> list[tuple[int, int]]:

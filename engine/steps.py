@@ -63,6 +63,19 @@ def split_docs(doc_offsets: np.ndarray, parts: int) -> list[tuple[int, int]]:
     return [(bounds[i], bounds[i + 1]) for i in range(parts) if bounds[i] < bounds[i + 1]]
 
 
+def doc_chunks(doc_offsets: np.ndarray, chunk_tokens: int) -> list[tuple[int, int]]:
+    """Consecutive document ranges of at most ``chunk_tokens`` tokens each
+    (a longer document is a chunk of its own)."""
+    n_docs = doc_offsets.shape[0] - 1
+    out, d = [], 0
+    while d < n_docs:
+        e = int(np.searchsorted(doc_offsets, doc_offsets[d] + chunk_tokens, side="right")) - 1
+        e = min(max(e, d + 1), n_docs)
+        out.append((d, e))
+        d = e
+    return out
+
+
 class Worker:
     """Buffers of one growth thread (scratch, work stack, outputs).
 

@@ -669,32 +669,31 @@ def compact_ranges(tokens, doc_offsets, starts, ends):
     and True; False (and empty arrays) for ranges that cross a document end.
     O(ranges + covered tokens + documents)."""
     n_docs = doc_offsets.shape[0] - 1
-    size = 0
-    d = 0
-    cur_doc = -1
-    cur_end = -1
-    for i in range(starts.shape[0]):
-        s = starts[i]
-        e = ends[i]
-        while doc_offsets[d + 1] <= s:
-            d += 1
-        if e > doc_offsets[d + 1]:
-            return (np.empty(0, np.int32), np.zeros(n_docs + 1, np.int64), np.empty(0, np.int64),
-                    np.empty(0, np.bool_), False)
-        if d == cur_doc and s <= cur_end:
-            if e > cur_end:
-                size += e - cur_end
-                cur_end = e
-        else:
-            if d == cur_doc:
-                size += 1
-            size += e - s
-            cur_doc = d
-            cur_end = e
+    none32 = np.empty(0, np.int32)
+    none64 = np.empty(0, np.int64)
+    size, _ = _compact_pass(tokens, doc_offsets, starts, ends, False, none32, none64, np.empty(0, np.bool_),
+                            none64)
+    if size < 0:
+        return none32, np.zeros(n_docs + 1, np.int64), none64, np.empty(0, np.bool_), False
     compact = np.empty(size, np.int32)
     pos_in_doc = np.empty(size, np.int64)
     mask = np.empty(size, np.bool_)
     c_offsets = np.zeros(n_docs + 1, np.int64)
+    _, top = _compact_pass(tokens, doc_offsets, starts, ends, True, compact, pos_in_doc, mask, c_offsets)
+    sep = top + 1 if top >= 0 else 0
+    for j in range(size):
+        if not mask[j]:
+            compact[j] = sep
+    return compact, c_offsets, pos_in_doc, mask, True
+
+
+@njit(**NJIT)
+def _compact_pass(tokens, doc_offsets, starts, ends, fill, compact, pos_in_doc, mask, c_offsets):
+    """One walk of :func:`compact_ranges`: the ranges merged per document
+    (one separator, set later, between two runs of a document).  ``fill``
+    false: returns (size, -1), size -1 for a range across a document end;
+    true: writes the arrays and returns (size, the largest covered id)."""
+    n_docs = doc_offsets.shape[0] - 1
     k = 0
     d = 0
     cur_doc = -1
@@ -704,37 +703,39 @@ def compact_ranges(tokens, doc_offsets, starts, ends):
         s = starts[i]
         e = ends[i]
         while doc_offsets[d + 1] <= s:
-            c_offsets[d + 1] = k
+            if fill:
+                c_offsets[d + 1] = k
             d += 1
+        if e > doc_offsets[d + 1]:
+            return -1, -1
         if d == cur_doc and s <= cur_end:
             a = cur_end
         else:
             if d == cur_doc:
-                compact[k] = -1  # the separator, its id set below
-                pos_in_doc[k] = -1
-                mask[k] = False
+                if fill:
+                    compact[k] = -1  # the separator
+                    pos_in_doc[k] = -1
+                    mask[k] = False
                 k += 1
             a = s
             cur_doc = d
         if e > a:
-            base = doc_offsets[d]
-            for p in range(a, e):
-                t = tokens[p]
-                compact[k] = t
-                if t > top:
-                    top = t
-                pos_in_doc[k] = p - base
-                mask[k] = True
-                k += 1
+            if fill:
+                base = doc_offsets[d]
+                for p in range(a, e):
+                    t = tokens[p]
+                    compact[k + p - a] = t
+                    if t > top:
+                        top = t
+                    pos_in_doc[k + p - a] = p - base
+                    mask[k + p - a] = True
+            k += e - a
             cur_end = e
-    while d < n_docs:
-        c_offsets[d + 1] = k
-        d += 1
-    sep = top + 1 if top >= 0 else 0
-    for j in range(size):
-        if not mask[j]:
-            compact[j] = sep
-    return compact, c_offsets, pos_in_doc, mask, True
+    if fill:
+        while d < n_docs:
+            c_offsets[d + 1] = k
+            d += 1
+    return k, top
 
 
 @njit(**NJIT)

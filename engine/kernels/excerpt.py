@@ -102,32 +102,22 @@ def translate(values, key_from, key_to, lo, hi):
     prev = -1
     for i in range(lo, hi):
         v = values[i]
-        if v >= prev:
-            # gallop forward from j
+        a = 0
+        b = n
+        if v >= prev:  # gallop forward from j, then bisect in (k, min(k + step, n))
             step = 1
             k = j
             while k + step < n and key_from[k + step] <= v:
                 k += step
                 step *= 2
-            # bisect in (k, min(k + step, n))
             a = k
             b = k + step if k + step < n else n
-            while b - a > 1:
-                mid = (a + b) // 2
-                if key_from[mid] <= v:
-                    a = mid
-                else:
-                    b = mid
-            j = a
-        else:
-            a = 0
-            b = n
-            while b - a > 1:
-                mid = (a + b) // 2
-                if key_from[mid] <= v:
-                    a = mid
-                else:
-                    b = mid
-            j = a
+        while b - a > 1:
+            mid = (a + b) // 2
+            if key_from[mid] <= v:
+                a = mid
+            else:
+                b = mid
+        j = a
         prev = v
         values[i] = v - key_from[j] + key_to[j]
