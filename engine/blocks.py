@@ -104,7 +104,10 @@ texts (each covered position keeps its group id, 4 bytes; past
 union-find over the pieces: about 18 bytes per covered token plus about 36
 per distinct L-gram and the pieces, where the whole computation took about
 60 per covered token (18 GiB at 3B tokens, 264M of them covered).
-With templates the blocks are computed whole, in memory.
+With templates, an in-memory run computes the blocks whole; an
+out-of-core run gives ``find_blocks_in_ranges`` the template occurrences
+too (the compacted coverage is the union, and each chunk's template
+windows enter its levels and links).
 
 Departures: none from the definition; the join rounds are simultaneous
 (rule 5 as written does not say; simultaneous rounds make it order-free).
@@ -272,6 +275,12 @@ def _check(tokens, doc_offsets, sigma, min_len, templates, within):
     if within is not None and (not isinstance(within, np.ndarray) or within.dtype != np.bool_
                                or within.shape != tokens.shape):
         raise BoilerscopeError("find_blocks: within must be a bool mask with one entry per token")
+    return _template_windows(doc_offsets, templates)
+
+
+def _template_windows(doc_offsets, templates):
+    """The template occurrences checked, as windows sorted by (start, end):
+    global ``start, end``, a dense ``key`` per template, and ``df``."""
     if templates is None:
         z = np.zeros(0, np.int64)
         return z, z, z, z
@@ -449,7 +458,8 @@ def find_blocks_in_coverage(tokens: np.ndarray, doc_offsets: np.ndarray, sigma: 
 
 def find_blocks_in_ranges(tokens: np.ndarray, doc_offsets: np.ndarray, sigma: int, min_len: int,
                           starts: np.ndarray, ends: np.ndarray, doc_key: np.ndarray | None = None,
-                          progress=None, chunk_tokens: int | None = None, part_groups: int | None = None) -> Blocks:
+                          progress=None, chunk_tokens: int | None = None, part_groups: int | None = None,
+                          templates: TemplateOccurrences | None = None) -> Blocks:
     """:func:`find_blocks_in_coverage` of the coverage of the ranges
     ``[starts, ends)`` (global positions, by increasing start, none across a
     document end: a run's covered ranges), without a mask over the corpus:
@@ -459,8 +469,12 @@ def find_blocks_in_ranges(tokens: np.ndarray, doc_offsets: np.ndarray, sigma: in
     time after grouping the L-grams (in parts of the hash range past ``part_groups`` texts; the
     defaults :data:`CHUNK_TOKENS`, :data:`PART_GROUPS`; tests make them
     small): about 18 bytes per covered token, against about 60 for
-    :func:`find_blocks_in_coverage`.  (At sigma 1, every token is covered:
-    :func:`find_blocks` on the whole corpus.)"""
+    :func:`find_blocks_in_coverage`.  ``templates``: the run's template
+    occurrences, if any: their tokens are covered too (the compacted
+    coverage is the union of both), and their windows enter rules 2-6
+    chunk by chunk (a template occurrence lies inside one document).  (At
+    sigma 1, every token is covered: :func:`find_blocks` on the whole
+    corpus.)"""
     tokens = np.asarray(tokens)
     doc_offsets = np.asarray(doc_offsets, np.int64)
     starts, ends = np.asarray(starts, np.int64), np.asarray(ends, np.int64)
@@ -474,26 +488,38 @@ def find_blocks_in_ranges(tokens: np.ndarray, doc_offsets: np.ndarray, sigma: in
     if starts.shape[0] and ((ends <= starts).any() or (np.diff(starts) < 0).any() or starts[0] < 0
                             or ends.max() > doc_offsets[-1]):
         raise BoilerscopeError(bad)
+    windows = _template_windows(doc_offsets, templates)
     if int(sigma) < 2 or tokens.shape[0] == 0:
-        return find_blocks_in_coverage(tokens, doc_offsets, sigma, min_len,
-                                       C.ranges_mask(tokens.shape[0], starts, ends), doc_key, progress)
+        within = C.ranges_mask(tokens.shape[0], starts, ends)
+        if templates is None:
+            return find_blocks_in_coverage(tokens, doc_offsets, sigma, min_len, within, doc_key, progress)
+        return find_blocks(np.ascontiguousarray(tokens, np.int32), doc_offsets, sigma, min_len, templates,
+                           progress=progress, within=within, doc_key=doc_key)
+    if windows[0].shape[0]:  # the covered tokens: the phrases' ranges and the template occurrences
+        o = np.argsort(np.concatenate((starts, windows[0])), kind="stable")
+        starts, ends = np.concatenate((starts, windows[0]))[o], np.concatenate((ends, windows[1]))[o]
+        del o
     *compacted, ok = K.compact_ranges(np.ascontiguousarray(tokens, np.int32), doc_offsets, starts, ends)
     if not ok:
         raise BoilerscopeError(bad)
     if compacted[0].shape[0] and compacted[0].min() < 0:  # (only the covered tokens are read)
         raise BoilerscopeError("find_blocks: token ids must be >= 0")
+    if windows[0].shape[0]:  # the template windows in the compacted positions (a covered run is whole there)
+        c_start = K.compact_positions(doc_offsets, compacted[1], compacted[2], windows[0])
+        windows = (c_start, c_start + (windows[1] - windows[0]), windows[2], windows[3])
     return _blocks_of_compacted(compacted, doc_offsets, sigma, min_len, doc_key, progress,
-                                chunk_tokens or CHUNK_TOKENS, part_groups or PART_GROUPS)
+                                chunk_tokens or CHUNK_TOKENS, part_groups or PART_GROUPS, windows)
 
 
 def _blocks_of_compacted(compacted, doc_offsets, sigma, min_len, doc_key, progress, chunk_tokens=None,
-                         part_groups=None) -> Blocks:
+                         part_groups=None, windows=None) -> Blocks:
     compact, c_offsets, pos_in_doc, mask = compacted
     if chunk_tokens is None:
         b = find_blocks(compact, c_offsets, sigma, min_len, progress=progress, within=mask, doc_key=doc_key)
     else:
         b = _blocks_by_chunks(compact, c_offsets, mask, int(sigma), int(min_len),
-                              _doc_key(doc_key, c_offsets.shape[0] - 1), progress, chunk_tokens, part_groups)
+                              _doc_key(doc_key, c_offsets.shape[0] - 1), progress, chunk_tokens, part_groups,
+                              windows)
     n_docs = doc_offsets.shape[0] - 1
     return b.remapped(np.arange(n_docs, dtype=np.int64), pos_in_doc, doc_offsets)
 
@@ -512,8 +538,10 @@ WIDE_IDS_FROM = 2**31 - 1
 
 
 def _blocks_by_chunks(tokens, doc_offsets, within, sigma: int, L: int, doc_key, progress,
-                      chunk_tokens: int = CHUNK_TOKENS, part_groups: int = PART_GROUPS) -> Blocks:
-    """:func:`find_blocks` (``within`` given, no templates) with memory in a
+                      chunk_tokens: int = CHUNK_TOKENS, part_groups: int = PART_GROUPS,
+                      windows=None) -> Blocks:
+    """:func:`find_blocks` (``within`` given; ``windows``: the template
+    windows as :func:`_template_windows` gives them, or None) with memory in a
     few bytes per token: the L-grams are grouped by text (:func:`_group_grams`),
     each position keeping its group's id (4 bytes); then the
     levels, pieces and links of rule 2-6 are computed a chunk of documents
@@ -530,16 +558,20 @@ def _blocks_by_chunks(tokens, doc_offsets, within, sigma: int, L: int, doc_key, 
     at = np.full(n, -1, dt)
     gdf, n_keys = _group_grams(tokens, doc_offsets, within, L, at, part_groups)
     step(0.4)
-    first = np.full(max(n_keys, 1), -1, np.int64)
+    none = np.zeros(0, np.int64)
+    t_start, t_end, t_key, t_df = windows if windows is not None else (none, none, none, none)
+    n_tkeys = int(t_key.max()) + 1 if t_key.shape[0] else 0
+    first = np.full(max(n_keys + n_tkeys, 1), -1, np.int64)
     parent = np.empty(1 << 16, np.int64)
     n_pieces = 0
     ps_all, pe_all = [], []
-    none = np.zeros(0, np.int64)
     ranges = doc_chunks(doc_offsets, chunk_tokens)
+    t_cut = np.searchsorted(t_start, doc_offsets[[d for d, _ in ranges] + [ranges[-1][1]]]) if ranges else none
     for ci, (d0, d1) in enumerate(ranges):
         lo, hi = int(doc_offsets[d0]), int(doc_offsets[d1])
         ws, wdf, wk = K.windows_at(at, gdf, sigma, lo, hi)
-        m, b, minend = K.levels(hi - lo, L, ws - lo, wdf, none, none, none)
+        ts, te, tk, tdf = (x[t_cut[ci]:t_cut[ci + 1]] for x in (t_start, t_end, t_key, t_df))
+        m, b, minend = K.levels(hi - lo, L, ws - lo, wdf, ts - lo, te - lo, tdf)
         ps, pe, _ = K.pieces(doc_offsets[d0:d1 + 1] - lo, m, b, minend)
         del m, b, minend
         ps += lo
@@ -550,7 +582,10 @@ def _blocks_by_chunks(tokens, doc_offsets, within, sigma: int, L: int, doc_key, 
             grown[:n_pieces] = parent[:n_pieces]
             parent = grown
         parent[n_pieces:n_pieces + k] = np.arange(n_pieces, n_pieces + k)
-        K.link_windows(ps, pe, n_pieces, ws, none, wk, L, first, parent, np.zeros(k, np.bool_))
+        keyed = np.zeros(k, np.bool_)
+        K.link_windows(ps, pe, n_pieces, ws, none, wk, L, first, parent, keyed)
+        if ts.shape[0]:
+            K.link_templates(ps, pe, n_pieces, ts, te, tk, n_keys, first, parent, keyed)
         ps_all.append(ps)
         pe_all.append(pe)
         n_pieces += k

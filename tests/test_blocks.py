@@ -406,6 +406,39 @@ def test_the_chunked_blocks_with_int64_ids_are_the_same(case):
     assert wide.covered_tokens.tolist() == narrow.covered_tokens.tolist()
 
 
+@settings(max_examples=200, deadline=None)
+@given(corpora(), st.data())
+def test_blocks_in_ranges_with_templates_are_the_same(case, data):
+    """The out-of-core path with templates: find_blocks_in_ranges given the
+    phrases' coverage as ranges and the template occurrences (the covered
+    tokens are their union; the template windows enter each chunk) gives
+    find_blocks' answer with the same templates, in any chunking."""
+    from engine.blocks import find_blocks_in_ranges
+    docs, sigma, L, templates = case
+    assume(templates)
+    flat, off = flatten(docs)
+    occ = occurrences(templates)
+    key = np.arange(len(docs))[::-1].copy()
+    want = find_blocks(flat, off, sigma, L, occ, doc_key=key)
+    phrases = find_blocks(flat, off, sigma, L).token_blocks() >= 0
+    edges = np.flatnonzero(np.diff(np.concatenate(([0], phrases.astype(np.int8), [0]))))
+    starts, ends = [], []
+    for a, b in zip(edges[::2].tolist(), edges[1::2].tolist()):  # the covered runs, cut at document ends
+        while a < b:
+            e = min(b, int(off[int(np.searchsorted(off, a, side="right"))]))
+            starts.append(a)
+            ends.append(e)
+            a = e
+    args = (flat, off, sigma, L, np.array(starts, np.int64), np.array(ends, np.int64))
+    for chunk in (None, data.draw(st.integers(1, 12))):
+        got = find_blocks_in_ranges(*args, doc_key=key, templates=occ, chunk_tokens=chunk,
+                                    part_groups=data.draw(st.integers(1, 6)))
+        assert partition(got) == partition(want)
+        for name in ("piece_doc", "piece_start", "piece_end", "piece_block", "covered_tokens", "documents",
+                     "rep_doc", "rep_start", "rep_end"):
+            assert getattr(got, name).tolist() == getattr(want, name).tolist(), name
+
+
 def test_ranges_out_of_order_empty_or_across_documents_are_one_clear_error():
     from engine.blocks import find_blocks_in_ranges
     flat, off = flatten([[1, 2, 3, 4], [1, 2, 3, 4], [5, 6]])

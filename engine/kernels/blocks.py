@@ -494,6 +494,36 @@ def roots(parent):
 
 
 @njit(**NJIT)
+def link_templates(ps, pe, base, t_start, t_end, t_key, t_base, first, parent, keyed):
+    """The template part of :func:`link_pieces` for pieces ``base + j``
+    (``ps``, ``pe`` by start; ``keyed`` marks those holding an L-gram window,
+    from :func:`link_windows`) and template windows by start, on the same
+    union-find: a template window keys (``t_base + t_key``) the piece it lies
+    wholly inside and fills at least half of, and every piece it lies inside
+    that has no other key.  Marks ``keyed`` for the pieces it filled."""
+    npc = ps.shape[0]
+    for fallback in (False, True):  # the filling templates, then any template of a piece without a key
+        j = 0
+        for i in range(t_start.shape[0]):
+            k, j = _piece_of(ps, pe, j, t_start[i], t_end[i])
+            if j == npc:
+                break
+            if k < 0:
+                continue
+            fills = 2 * (t_end[i] - t_start[i]) >= pe[k] - ps[k]
+            if (fills and not fallback) or (fallback and not keyed[k]):
+                _union(parent, first, t_base + t_key[i], base + k)
+        if not fallback:
+            j = 0
+            for i in range(t_start.shape[0]):
+                k, j = _piece_of(ps, pe, j, t_start[i], t_end[i])
+                if j == npc:
+                    break
+                if k >= 0 and 2 * (t_end[i] - t_start[i]) >= pe[k] - ps[k]:
+                    keyed[k] = True
+
+
+@njit(**NJIT)
 def link_pieces(ps, pe, w_start, w_end, w_key, n_keys, L, t_start, t_end, t_key, t_base):
     """Rule 6: union-find over pieces, two pieces joined when they share a
     key.  The L-gram windows (``w_start``, ends ``w_end`` or, when ``w_end``
@@ -507,25 +537,7 @@ def link_pieces(ps, pe, w_start, w_end, w_key, n_keys, L, t_start, t_end, t_key,
     first = np.full(n_keys, -1, np.int64)
     keyed = np.zeros(npc, np.bool_)
     link_windows(ps, pe, 0, w_start, w_end, w_key, L, first, parent, keyed)
-    for fallback in (False, True):  # the filling templates, then any template of a piece without a key
-        j = 0
-        for i in range(t_start.shape[0]):
-            k, j = _piece_of(ps, pe, j, t_start[i], t_end[i])
-            if j == npc:
-                break
-            if k < 0:
-                continue
-            fills = 2 * (t_end[i] - t_start[i]) >= pe[k] - ps[k]
-            if (fills and not fallback) or (fallback and not keyed[k]):
-                _union(parent, first, t_base + t_key[i], k)
-        if not fallback:
-            j = 0
-            for i in range(t_start.shape[0]):
-                k, j = _piece_of(ps, pe, j, t_start[i], t_end[i])
-                if j == npc:
-                    break
-                if k >= 0 and 2 * (t_end[i] - t_start[i]) >= pe[k] - ps[k]:
-                    keyed[k] = True
+    link_templates(ps, pe, 0, t_start, t_end, t_key, t_base, first, parent, keyed)
     roots(parent)
     return parent
 
@@ -685,6 +697,28 @@ def compact_ranges(tokens, doc_offsets, starts, ends):
         if not mask[j]:
             compact[j] = sep
     return compact, c_offsets, pos_in_doc, mask, True
+
+
+@njit(**NJIT)
+def compact_positions(doc_offsets, c_offsets, pos_in_doc, q):
+    """The compact positions (:func:`compact_ranges`) of the global positions
+    ``q`` (sorted, each a covered token): one walk over both, O(len(q) +
+    covered tokens).  -1 for a position that is not covered."""
+    out = np.empty(q.shape[0], np.int64)
+    d = 0
+    j = 0
+    for i in range(q.shape[0]):
+        p = q[i]
+        while doc_offsets[d + 1] <= p:
+            d += 1
+        if j < c_offsets[d]:
+            j = c_offsets[d]
+        rel = p - doc_offsets[d]
+        # covered tokens come by position within a document (-1: a separator)
+        while j < c_offsets[d + 1] and (pos_in_doc[j] < rel):
+            j += 1
+        out[i] = j if j < c_offsets[d + 1] and pos_in_doc[j] == rel else -1
+    return out
 
 
 @njit(**NJIT)
