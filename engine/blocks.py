@@ -104,10 +104,9 @@ texts (each covered position keeps its group id, 4 bytes; past
 union-find over the pieces: about 18 bytes per covered token plus about 36
 per distinct L-gram and the pieces, where the whole computation took about
 60 per covered token (18 GiB at 3B tokens, 264M of them covered).
-With templates, an in-memory run computes the blocks whole; an
-out-of-core run gives ``find_blocks_in_ranges`` the template occurrences
-too (the compacted coverage is the union, and each chunk's template
-windows enter its levels and links).
+A run with templates gives ``find_blocks_in_ranges`` the template
+occurrences too: the compacted coverage is the union, and each chunk's
+template windows enter its levels and links.
 
 Departures: none from the definition; the join rounds are simultaneous
 (rule 5 as written does not say; simultaneous rounds make it order-free).

@@ -39,11 +39,19 @@ def distinct_per_group(group_lo, group_hi, values, n_values: int) -> np.ndarray:
                                 np.ascontiguousarray(values, dtype=np.int64), int(n_values))
 
 
-def covered_runs(phrase_mask: np.ndarray, starts, ends, doc_offsets):
-    """Coverage by phrases (``phrase_mask``) or by ranges ``[starts, ends)``
-    (template occurrences): the covered tokens of each document, and the
-    runs of one kind within a document as ``start, end, kind`` arrays (1:
-    phrase, 2: range only)."""
-    return C.labelled_runs(np.ascontiguousarray(phrase_mask, dtype=np.bool_),
-                           np.ascontiguousarray(starts, dtype=np.int64), np.ascontiguousarray(ends, dtype=np.int64),
+def covered_runs(p_start, p_end, t_start, t_end, doc_offsets):
+    """Coverage by the phrases' ranges ``[p_start, p_end)`` (by increasing
+    start, as the miner gives them) or by the ranges ``[t_start, t_end)``
+    (template occurrences, in any order): the covered tokens of each
+    document, and the runs of one kind within a document as ``start, end,
+    kind`` arrays (1: phrase, 2: range only).  Memory and time in the
+    ranges, not the corpus (:func:`engine.kernels.coverage.labelled_runs`)."""
+    p_start = np.ascontiguousarray(p_start, dtype=np.int64)
+    p_end = np.ascontiguousarray(p_end, dtype=np.int64)
+    if p_start.shape[0] > 1 and (np.diff(p_start) < 0).any():
+        o = np.argsort(p_start, kind="stable")
+        p_start, p_end = p_start[o], p_end[o]
+    t_start = np.asarray(t_start, dtype=np.int64)
+    o = np.argsort(t_start, kind="stable")
+    return C.labelled_runs(p_start, p_end, t_start[o], np.asarray(t_end, dtype=np.int64)[o],
                            np.ascontiguousarray(doc_offsets, dtype=np.int64))

@@ -277,11 +277,12 @@ def _names(vocab) -> tuple:
 
 
 def template_frames(found: list, tokens, doc_offsets, span_start, span_end, vocab: list[str],
-                    doc_ids, sites, phrase_mask: np.ndarray, examples: int = 5):
+                    doc_ids, sites, phrases, examples: int = 5):
     """The result frames of a ``--templates`` run.
 
     ``tokens`` are the snapshot's token ids (the fillers' text is read
-    from them).
+    from them).  ``phrases``: the phrases' coverage, as the run's ranges
+    ``(starts, ends)`` (global positions, by increasing start).
 
     Returns
     -------
@@ -385,7 +386,7 @@ def template_frames(found: list, tokens, doc_offsets, span_start, span_end, voca
                                  "sites").with_columns(store_json.alias("fillers"))
     # coverage: each occurrence covers its whole run, fillers included; the
     # runs of covered tokens of one kind, never across documents
-    per_doc, starts, ends, kind = covered_runs(phrase_mask, g_start, g_end, doc_offsets)
+    per_doc, starts, ends, kind = covered_runs(phrases[0], phrases[1], g_start, g_end, doc_offsets)
     d = np.searchsorted(doc_offsets, starts, side="right") - 1
     spans = pl.DataFrame({
         "doc_id": doc_ids[d] if starts.shape[0] else np.zeros(0, np.int64),

@@ -34,6 +34,11 @@ DEFAULT_SHARE = 0.5
 #: Peak resident bytes per token of an in-memory ``mine`` (measured: 16.7 at
 #: 100M generated tokens, 13.2 at 1B; rounded up).
 IN_MEMORY_BYTES_PER_TOKEN = 17
+#: Peak resident bytes per token of an in-memory ``mine --templates``
+#: (measured: 75 on webdocs' 48M tokens, the libraries included; the
+#: template miner's a-gram sort, its documents' array and the blocks over
+#: the whole corpus; rounded up).
+IN_MEMORY_TEMPLATE_BYTES_PER_TOKEN = 80
 #: Largest chunk of the out-of-core scans, in tokens (1 byte per token of
 #: start flags, plus the chunk's token pages).
 MAX_CHUNK_TOKENS = 64 << 20
@@ -156,6 +161,22 @@ def plan(n_tokens: int, memory=None) -> Plan:
     wide = pos_dtype(n_tokens).itemsize == 8
     if n_tokens * (IN_MEMORY_BYTES_PER_TOKEN + (1 if wide else 0)) <= b:
         return Plan(b, False)
+    return _out_of_core(n_tokens, b, wide)
+
+
+def template_plan(n_tokens: int, memory=None) -> Plan:
+    """The plan of a ``--templates`` run's template miner over ``n_tokens``
+    tokens within ``memory``: in memory when
+    :data:`IN_MEMORY_TEMPLATE_BYTES_PER_TOKEN` per token fit, else out of
+    core with :func:`plan`'s sizes (:class:`engine.templates.OutOfCore`)."""
+    from .result import pos_dtype
+    b = budget(memory)
+    if n_tokens * IN_MEMORY_TEMPLATE_BYTES_PER_TOKEN <= b:
+        return Plan(b, False)
+    return _out_of_core(n_tokens, b, pos_dtype(n_tokens).itemsize == 8)
+
+
+def _out_of_core(n_tokens: int, b: int, wide: bool) -> Plan:
     # a sixteenth of the budget for the chunk's start flags and token pages
     # (5 bytes per token), a quarter for the group's kept starts (16 bytes
     # each, 20 with int64 positions)

@@ -31,15 +31,14 @@ import polars as pl
 
 from . import frames as F
 from .constants import DEFAULT_MAX_SLOTS, VERSION
-from .coverage import ranges_mask
 from .errors import BoilerscopeError
 from .files import ResultSet
-from .memory import Pager
+from .memory import Pager, template_plan
 from .params import RunParams
 from .planner import mine_tokens, plan_mining, warm_up
 from .summary import RunSummary
-from .blocks import TemplateOccurrences, find_blocks, find_blocks_in_ranges
-from .templates import mine_templates
+from .blocks import TemplateOccurrences, find_blocks_in_ranges
+from .templates import OutOfCore, mine_templates
 
 
 @dataclass
@@ -131,15 +130,20 @@ def mine_snapshot(st, sid: str, params: RunParams, *, results: ResultSet | None 
     pos = np.asarray(res.rng_pos, np.int64)
     ends = pos + np.asarray(res.rng_len, np.int64)
     files, store_frames, tsummary, tf, occurrences = {}, {}, None, None, None
+    tplan = template_plan(n_tokens, params.memory) if params.templates else None
+    template_ooc = tplan is not None and tplan.out_of_core
     if params.templates:
-        phrase_mask = ranges_mask(n_tokens, pos, ends)
+        # the phrases as their ranges (no mask over the corpus); out of
+        # core, the template miner by parts of the hash range
         t = time.perf_counter()
         tstats: dict = {}
         found = mine_templates(tokens, doc_offsets, sigma, params.min_len, params.max_slot, stats=tstats,
-                               progress=report, workers=params.workers)
+                               progress=report, workers=params.workers,
+                               out_of_core=OutOfCore.of_plan(tplan) if template_ooc else None)
         t_frames = time.perf_counter()
         tf = F.template_frames(found, tokens, doc_offsets, arrays.span_start, arrays.span_end, vocab,
-                               meta["doc_id"].to_numpy(), meta["site"].to_list(), phrase_mask)
+                               meta["doc_id"].to_numpy(), meta["site"].to_list(), (pos, ends))
+        del found
         tstats["seconds"]["frames"] = round(time.perf_counter() - t_frames, 3)
         so = tf.store_occurrences
         occurrences = TemplateOccurrences(
@@ -157,16 +161,15 @@ def mine_snapshot(st, sid: str, params: RunParams, *, results: ResultSet | None 
         return (F.phrase_table(tokens, doc_offsets, vocab, meta["site"], res),
                 F.spans_frame(doc_offsets, arrays.span_start, arrays.span_end, res.rng_pos, res.rng_len,
                               res.rng_node))
-    frames_pool = None if plan.memory.out_of_core else ThreadPoolExecutor(1, thread_name_prefix="boilerscope-frames")
+    sequential = plan.memory.out_of_core or template_ooc
+    frames_pool = None if sequential else ThreadPoolExecutor(1, thread_name_prefix="boilerscope-frames")
     tables = frames_pool.submit(build_tables) if frames_pool is not None else None
     t = time.perf_counter()
     try:
-        if occurrences is None:  # on the covered tokens only: memory in the coverage, not the corpus
-            blocks = find_blocks_in_ranges(tokens, doc_offsets, sigma, params.min_len, pos, ends,
-                                           doc_key=meta["doc_id"].to_numpy(), progress=report)
-        else:  # (the covered tokens only did not pay with templates: 7.4-8.2 s against 5.9-7.1 s on webdocs)
-            blocks = find_blocks(tokens, doc_offsets, sigma, params.min_len, occurrences, progress=report,
-                                 within=phrase_mask, doc_key=meta["doc_id"].to_numpy())
+        # on the covered tokens only (the phrases' ranges and the template
+        # occurrences): memory in them, not the corpus
+        blocks = find_blocks_in_ranges(tokens, doc_offsets, sigma, params.min_len, pos, ends,
+                                       doc_key=meta["doc_id"].to_numpy(), progress=report, templates=occurrences)
     finally:
         if frames_pool is not None:  # a failed or cancelled run leaves no thread behind
             frames_pool.shutdown(wait=True, cancel_futures=True)
@@ -181,7 +184,7 @@ def mine_snapshot(st, sid: str, params: RunParams, *, results: ResultSet | None 
     (allp, occ), spans = tables.result() if tables is not None else build_tables()
     allp, phrases = F.phrase_blocks(allp, node_block)
     per_doc = np.asarray(res.covered, np.int64)
-    if plan.memory.out_of_core:  # over the budget: give back the pages the results read
+    if sequential:  # over the budget: give back the pages the results read
         for arr in (arrays.tokens, arrays.span_start, arrays.span_end):
             Pager(arr).release()
     timings["results"] = time.perf_counter() - t
@@ -204,6 +207,7 @@ def mine_snapshot(st, sid: str, params: RunParams, *, results: ResultSet | None 
             "max_slot": params.max_slot, "max_slots": DEFAULT_MAX_SLOTS, "templates": int(tf.templates.height),
             "seeds": tstats["seeds"], "nodes": tstats["nodes"], "max_work": tstats["max_work"],
             "truncated_seeds": tstats["truncated_seeds"], "seconds": tstats["seconds"],
+            "out_of_core": template_ooc, "parts": tstats["parts"],
             "covered_tokens_without_templates": covered_phrases,
             "coverage_without_templates": covered_phrases / n_tokens if n_tokens else 0.0,
             "covered_tokens_with_templates": covered,

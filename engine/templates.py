@@ -72,6 +72,26 @@ Method
    columns: texts joined by Arrow's kernels from the vocabulary, spans and
    per-document coverage from one kernel pass.
 
+Out of core (``out_of_core``, :class:`OutOfCore`; the runs whose
+snapshot's ``IN_MEMORY_TEMPLATE_BYTES_PER_TOKEN`` exceed the ``--memory``
+budget, :func:`engine.memory.template_plan`): nothing of the corpus' size
+in anonymous memory.  The documents' array is a scratch file, memory-mapped
+(the growth reads it through the page cache, as it reads the token
+array); step 1's two filter scans read a chunk of documents at a time (the
+counters accumulate over the chunks, which no document spans, so they
+hold what one scan of the corpus puts in them) and keep each chunk's
+survivors as bits; then the hash range is cut into ``2^b`` parts (b the
+least for which the survivors over ``2^b`` fit ``part_entries``), and for
+each part in turn, in hash order, the survivors hashing into it are
+collected, sorted and cut into seeds as above, and those seeds grown
+(steps 2-5) before the next part.  All the positions of a seed hash alike,
+so each seed is whole in one part, and the parts in hash order give the
+seeds in the in-memory order: the same templates (the tests compare both
+paths with the brute force and with each other).  Cost: one more scan of
+the survivors' bits and one hashing of the survivors per part.  On
+webdocs at ``--memory 2GB`` (two parts) the result files are the in-memory
+run's, byte for byte.
+
 Pruning, all of it exact:
 
 * df is antimonotone along both growths and the cohesion bound only rises;
@@ -127,6 +147,8 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
+import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -140,7 +162,8 @@ from .params import check_max_slot
 from .kernels import bloomspan as BK
 from .kernels import templates as KT
 from .kernels.templates import SLOT
-from .steps import filter_bytes_for, run_parallel, split_docs
+from .memory import Pager
+from .steps import doc_chunks, filter_bytes_for, run_parallel, split_docs
 
 log = logging.getLogger(__name__)
 
@@ -185,15 +208,18 @@ def anchor_length(min_len: int) -> int:
 
 class Corpus:
     """The token ids as given (int32 or int64), each position's document
-    (int32) and the document offsets: what the kernels read."""
+    (int32) and the document offsets: what the kernels read.  ``doc_of``:
+    the documents' array when made elsewhere (out of core: a memory-mapped
+    scratch file, :func:`_doc_of_file`)."""
 
-    def __init__(self, tokens, doc_offsets):
+    def __init__(self, tokens, doc_offsets, doc_of=None):
         self.tokens = np.ascontiguousarray(tokens)
         if self.tokens.dtype not in (np.int32, np.int64):
             self.tokens = self.tokens.astype(np.int64)
         self.doc_offsets = np.ascontiguousarray(doc_offsets, dtype=np.int64)
         n_docs = self.doc_offsets.shape[0] - 1
-        self.doc_of = np.repeat(np.arange(n_docs, dtype=np.int32), np.diff(self.doc_offsets))
+        self.doc_of = doc_of if doc_of is not None else \
+            np.repeat(np.arange(n_docs, dtype=np.int32), np.diff(self.doc_offsets))
 
     def df(self, starts) -> int:
         """Distinct documents of sorted positions."""
@@ -237,11 +263,15 @@ def _seeds(c: Corpus, a: int, sigma: int, workers: int = 1):
     pos = np.flatnonzero(keep)
     del keep
     h = KT.agram_hashes(c.tokens, pos, a)
-    # the two halves of the hash range sorted apart (a run of equal hashes
-    # never spans both), then cut into runs apart
-    pos = pos.astype(np.int64, copy=False)
+    yield from _seeds_of_pairs(c, h, pos.astype(np.int64, copy=False), a, sigma, workers, 63)
+
+
+def _seeds_of_pairs(c: Corpus, h, pos, a: int, sigma: int, workers: int, bit: int):
+    """The seeds of (hash, position) pairs (positions increasing): sorted by
+    hash, the two halves of the range (split at ``bit``: a run of equal
+    hashes never spans both) in two threads, then cut into runs apart."""
     if workers > 1:
-        h0, p0, h1, p1 = KT.split_top_bit(h, pos)
+        h0, p0, h1, p1 = KT.split_on_bit(h, pos, bit)
         halves = [(h0, p0), (h1, p1)]
         del h0, p0, h1, p1
     else:
@@ -266,9 +296,120 @@ def _seeds(c: Corpus, a: int, sigma: int, workers: int = 1):
                     yield q
 
 
+@dataclass(frozen=True)
+class OutOfCore:
+    """How the template miner stays within a memory budget.
+
+    ``chunk_tokens``: tokens of the documents the filters scan at once;
+    ``part_entries``: surviving a-gram positions sorted at once (32 bytes
+    each with the sort's buffers): past it the hash range is cut into
+    parts, each filtered, sorted and grown in its own pass;
+    ``filter_bytes``: the counters (0: the in-memory size);
+    ``scratch``: the folder of the documents' scratch file (None: the
+    system's temporary folder)."""
+
+    chunk_tokens: int
+    part_entries: int
+    filter_bytes: int = 0
+    scratch: str | None = None
+
+    @classmethod
+    def of_plan(cls, plan, scratch: str | None = None) -> "OutOfCore":
+        """The sizes of an out-of-core :class:`engine.memory.Plan`: its chunks,
+        its filters, and a part of the a-gram positions in half its group
+        share (the sort's second buffer)."""
+        return cls(chunk_tokens=plan.chunk_tokens, part_entries=max(1, plan.group_entries // 2),
+                   filter_bytes=plan.filter_bytes, scratch=scratch)
+
+
+#: At most 2^this parts of the hash range.
+MAX_PART_BITS = 12
+
+
+def _doc_of_file(doc_offsets, folder: str, chunk_tokens: int):
+    """Each position's document (int32) in a memory-mapped scratch file in
+    ``folder``, written a chunk of documents at a time: the growth reads it
+    from the page cache, not from anonymous memory."""
+    n = int(doc_offsets[-1])
+    mm = np.memmap(os.path.join(folder, "doc_of.i32"), np.int32, "w+", shape=(max(n, 1),))
+    for d0, d1 in doc_chunks(doc_offsets, chunk_tokens):
+        lo, hi = int(doc_offsets[d0]), int(doc_offsets[d1])
+        mm[lo:hi] = np.repeat(np.arange(d0, d1, dtype=np.int32), np.diff(doc_offsets[d0:d1 + 1]))
+        Pager(mm).release()
+    mm.flush()
+    return np.asarray(mm)[:n]
+
+
+def _seed_parts(c: Corpus, a: int, sigma: int, workers: int, ooc: OutOfCore, n_keys: int):
+    """The seeds of :func:`_seeds`, one list per part of the hash range, in
+    the same order, with memory in the budget: the a-gram filter's two
+    scans read a chunk of documents at a time (their counters accumulate
+    over the chunks, which no document spans), each chunk's survivors kept
+    as bits (one per token); then for each part of the hash range (its top
+    bits: the parts come in hash order) the survivors whose a-gram hashes
+    into it are collected (:func:`engine.kernels.templates.agram_part`),
+    sorted and cut into seeds.  A seed's positions all hash alike, so every
+    seed is in one part, whole."""
+    n = c.tokens.shape[0]
+    if n == 0:
+        return
+    chunks = doc_chunks(c.doc_offsets, ooc.chunk_tokens)
+    size = ooc.filter_bytes or filter_bytes_for(n)
+    threshold = min(sigma, 255)
+    pager = Pager(c.tokens)
+
+    def chunk_view(d0, d1):
+        lo, hi = int(c.doc_offsets[d0]), int(c.doc_offsets[d1])
+        return lo, hi, c.tokens[lo:hi], c.doc_offsets[d0:d1 + 1] - lo
+
+    def scan(counters, counting, d0, d1):
+        lo, hi, tok, off = chunk_view(d0, d1)
+        keep = np.ones(hi - lo, np.uint8)
+        jobs = list(enumerate(split_docs(off, workers)))
+        run_parallel(lambda ir: BK.lgram_filter(tok, off, ir[1][0], ir[1][1], keep, a,
+                                                counters[ir[0]] if counting else counters[0], threshold,
+                                                first[ir[0]], counting), jobs)
+        pager.release()
+        return keep
+
+    counters = [np.zeros(size, np.uint8) for _ in range(max(1, workers))]
+    first = [np.zeros(n_keys, np.int64) for _ in counters]  # per-first-token counts, unused here
+    for d0, d1 in chunks:
+        scan(counters, True, d0, d1)
+    for other in counters[1:]:
+        BK.merge_counters(counters[0], other)
+    del counters[1:]
+    packed, survivors = [], 0
+    for d0, d1 in chunks:
+        keep = scan(counters, False, d0, d1)
+        survivors += int(np.count_nonzero(keep))
+        packed.append(np.packbits(keep))
+        del keep
+    del counters
+    bits = 0
+    while survivors > (ooc.part_entries << bits) and bits < MAX_PART_BITS:
+        bits += 1
+    log.info("templates: %d a-gram positions pass the filter, sorted in %d part(s) of the hash range",
+             survivors, 1 << bits)
+    for part in range(1 << bits):
+        hs, ps = [], []
+        for (d0, d1), bits_of in zip(chunks, packed):
+            lo, hi = int(c.doc_offsets[d0]), int(c.doc_offsets[d1])
+            keep = np.unpackbits(bits_of, count=hi - lo)
+            h, p = KT.agram_part(c.tokens, keep, lo, a, bits, part)
+            hs.append(h)
+            ps.append(p)
+            pager.release()
+        h, p = np.concatenate(hs), np.concatenate(ps)
+        del hs, ps
+        yield list(_seeds_of_pairs(c, h, p, a, sigma, workers, 63 - bits)), part, 1 << bits
+        del h, p
+
+
 def mine_templates(tokens, doc_offsets, sigma: int, min_len: int, max_slot: int = DEFAULT_MAX_SLOT,
                    max_slots: int = DEFAULT_MAX_SLOTS, max_work: int = DEFAULT_MAX_WORK,
-                   stats: dict | None = None, progress=None, workers: int | None = None) -> list[Template]:
+                   stats: dict | None = None, progress=None, workers: int | None = None,
+                   out_of_core: "OutOfCore | None" = None) -> list[Template]:
     """All maximal frequent templates (see the module docstring), in a
     canonical order: by first occurrence, then pattern.
 
@@ -298,17 +439,35 @@ def mine_templates(tokens, doc_offsets, sigma: int, min_len: int, max_slot: int 
         Threads growing the seeds (default: the cores, ``BOILERSCOPE_WORKERS``);
         the seeds go to them in batches and their results are read back in
         seed order, so the answer never depends on the number of threads.
+    out_of_core : OutOfCore, optional
+        Mine within a memory budget (:class:`OutOfCore`): the documents'
+        array in a scratch file, the a-gram filter a chunk at a time and
+        the seeds sorted and grown one part of the hash range at a time.
+        The same answer.
     """
     w_max = check_max_slot(max_slot)
     sigma = max(1, int(sigma))
     min_len = int(min_len)
     t0 = time.perf_counter()
-    c = Corpus(tokens, doc_offsets)
+    with contextlib.ExitStack() as stack:
+        if out_of_core is None:
+            c = Corpus(tokens, doc_offsets)
+        else:  # the documents' array in a scratch file, removed at the end
+            folder = stack.enter_context(tempfile.TemporaryDirectory(prefix="boilerscope-templates-",
+                                                                     dir=out_of_core.scratch))
+            offsets = np.ascontiguousarray(doc_offsets, dtype=np.int64)
+            c = Corpus(tokens, offsets, _doc_of_file(offsets, folder, out_of_core.chunk_tokens))
+        return _mine(c, sigma, min_len, w_max, max_slots, max_work, stats, progress, workers, out_of_core, t0)
+
+
+def _mine(c: Corpus, sigma, min_len, w_max, max_slots, max_work, stats, progress, workers, out_of_core, t0):
     a = anchor_length(min_len)
     workers = max(1, int(workers or default_workers()))
-    seeds = list(_seeds(c, a, sigma, workers))
-    t_seeds = time.perf_counter() - t0
     n_keys = int(c.tokens.max()) + 1 if c.tokens.shape[0] else 1
+    if out_of_core is None:
+        parts = ((list(_seeds(c, a, sigma, workers)), 0, 1) for _ in range(1))  # (made in next(): timed)
+    else:
+        parts = _seed_parts(c, a, sigma, workers, out_of_core, n_keys)
     scratch = threading.local()
 
     # the growth's embeddings hold positions in the seeds' width: int32 when
@@ -336,12 +495,32 @@ def mine_templates(tokens, doc_offsets, sigma: int, min_len: int, max_slot: int 
             out.append((pat, pat_off, dfs, occ_s, occ_e, occ_off, top, nodes, cut))
         return out
 
-    batches = [seeds[i:i + SEED_BATCH] for i in range(0, len(seeds), SEED_BATCH)]
+    found, n_seeds, n_nodes, truncated = [], 0, 0, []
+    t_seeds = t_growth = 0.0
     with ThreadPoolExecutor(workers) if workers > 1 else contextlib.nullcontext() as pool:
-        grown = pool.map(grow, batches) if pool is not None else map(grow, batches)
-        results = (r for batch in grown for r in batch)  # in seed order, whichever thread grew them
-        found, n_seeds, n_nodes, truncated = _collect(c, seeds, results, progress)
-    t_growth = time.perf_counter() - t0 - t_seeds
+        k = 0
+        while True:
+            t = time.perf_counter()
+            nxt = next(parts, None)  # (out of core: one part of the hash range at a time)
+            t_seeds += time.perf_counter() - t
+            if nxt is None:
+                break
+            seeds, part, n_parts = nxt
+            t = time.perf_counter()
+            batches = [seeds[i:i + SEED_BATCH] for i in range(0, len(seeds), SEED_BATCH)]
+            grown = pool.map(grow, batches) if pool is not None else map(grow, batches)
+            results = (r for batch in grown for r in batch)  # in seed order, whichever thread grew them
+            report = None if progress is None else \
+                (lambda stage, f, part=part, n_parts=n_parts: progress(stage, (part + f) / n_parts))
+            f, ns, nn, tr = _collect(c, seeds, results, report)
+            found += f
+            n_seeds += ns
+            n_nodes += nn
+            truncated += tr
+            del seeds, batches, f, nxt
+            t_growth += time.perf_counter() - t
+            k += 1
+    t = time.perf_counter()
     if truncated:
         log.warning("templates: %d of %d seeds stopped at the work bound %d (their anchors may miss templates)",
                     len(truncated), n_seeds, max_work)
@@ -350,8 +529,9 @@ def mine_templates(tokens, doc_offsets, sigma: int, min_len: int, max_slot: int 
     if stats is not None:
         stats.update({"seeds": n_seeds, "nodes": n_nodes, "truncated_seeds": len(truncated),
                       "truncated_examples": truncated[:20], "max_work": int(max_work), "workers": workers,
+                      "parts": k,
                       "seconds": {"seeds": round(t_seeds, 3), "growth": round(t_growth, 3),
-                                  "subsumed": round(time.perf_counter() - t0 - t_seeds - t_growth, 3)}})
+                                  "subsumed": round(time.perf_counter() - t, 3)}})
     log.info("templates: %d seeds, %d maximal, %d not subsumed", n_seeds, n_maximal, len(found))
     found.sort(key=lambda t: (int(t.starts[0]), t.pattern))
     return found

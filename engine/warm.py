@@ -64,7 +64,8 @@ def main() -> None:
     KC.distinct_per_group(np.zeros(1, np.int64), np.ones(1, np.int64), np.zeros(1, np.int64), 1)
     mine_templates(np.array([0, 1, 5, 2, 3, 0, 1, 6, 2, 3], np.int32), np.array([0, 5, 10], np.int64), 2, 4, 2)
     _say(5, "the coverage kernels", t)
-    covered_runs(np.zeros(4, bool), np.zeros(1, np.int64), np.ones(1, np.int64), np.array([0, 4], np.int64))
+    covered_runs(np.zeros(1, np.int64), np.ones(1, np.int64), np.array([1, 2], np.int64), np.array([2, 4], np.int64),
+                 np.array([0, 4], np.int64))
     del tk
     print(f"numba kernels ready ({time.perf_counter() - t:.1f} s)")
 

@@ -132,6 +132,27 @@ def test_uneven_shards_in_a_store_out_of_core(tmp_path):
     assert summary["memory"]["budget_bytes"] == 2000 and summary["algo_used"] == "bloomspan"
 
 
+def test_templates_out_of_core_in_a_store_give_the_same_files(tmp_path):
+    """``--templates`` under a budget that holds nothing of the corpus'
+    size: the template miner by parts of the hash range with its documents'
+    array in a scratch file, the frames from the phrases' ranges, the blocks
+    in ranges with the template windows; every result file is the in-memory
+    run's, byte for byte."""
+    docs = documents(300, seed=5)
+    write_parquet(tmp_path / "s.parquet", docs)
+    inside = mine(str(tmp_path / "s.parquet"), 3, 4, db=str(tmp_path / "a.duckdb"), out=str(tmp_path / "a"),
+                  templates=True)
+    outside = mine(str(tmp_path / "s.parquet"), 3, 4, db=str(tmp_path / "b.duckdb"), out=str(tmp_path / "b"),
+                   templates=True, memory="2KB")
+    t_in, t_out = inside.summary.templates, outside.summary.templates
+    assert not t_in["out_of_core"] and t_out["out_of_core"] and t_out["parts"] > 1, t_out
+    assert t_in["templates"] > 0 and t_in["templates"] == t_out["templates"]
+    names = sorted(p.name for p in (tmp_path / "a").iterdir() if p.suffix == ".parquet")
+    assert "templates.parquet" in names and "block_spans.parquet" in names
+    for name in names:
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes(), name
+
+
 def test_pager_gives_back_the_pages_of_a_mapped_file(tmp_path):
     from engine.memory import resident_bytes
     path = tmp_path / "a.npy"

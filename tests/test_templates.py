@@ -11,14 +11,14 @@ from engine.templates import SLOT, check_max_slot, mine_templates
 from tests.support import ROOT, assert_one_line_error, planted
 
 
-def run(docs, sigma, min_len, max_slot, max_slots=4):
+def run(docs, sigma, min_len, max_slot, max_slots=4, out_of_core=None):
     vocab = {}
     ids = [[vocab.setdefault(t, len(vocab)) for t in d] for d in docs]
     inv = {v: k for k, v in vocab.items()}
     flat = np.array([t for d in ids for t in d], np.int32)
     off = np.zeros(len(docs) + 1, np.int64)
     off[1:] = np.cumsum([len(d) for d in ids])
-    found = mine_templates(flat, off, sigma, min_len, max_slot, max_slots)
+    found = mine_templates(flat, off, sigma, min_len, max_slot, max_slots, out_of_core=out_of_core)
     out = {}
     for t in found:
         key = tuple(None if x == SLOT else inv[x] for x in t.pattern)
@@ -65,6 +65,49 @@ def test_cohesion_rejects_a_banner_joined_to_a_common_word():
 def test_miner_equals_the_definition_on_small_alphabets(docs, sigma, min_len, max_slot, max_slots):
     assert (run(docs, sigma, min_len, max_slot, max_slots)
             == naive.templates(docs, sigma, min_len, max_slot, max_slots))
+
+
+@st.composite
+def out_of_core_sizes(draw):
+    """Tiny budgets: chunks of a few tokens, parts of a few a-gram
+    positions (up to 2^12 parts), counters of 64 bytes (false positives)."""
+    from engine.templates import OutOfCore
+    return OutOfCore(chunk_tokens=draw(st.integers(1, 12)), part_entries=draw(st.integers(1, 6)),
+                     filter_bytes=draw(st.sampled_from([0, 64])))
+
+
+@settings(max_examples=150, deadline=None)
+@given(docs=st.lists(st.lists(st.sampled_from("abc"), min_size=0, max_size=7), min_size=1, max_size=6),
+       sigma=st.integers(1, 3), min_len=st.integers(2, 5), max_slot=st.integers(1, 2),
+       max_slots=st.sampled_from([1, 2, 4]), ooc=out_of_core_sizes())
+def test_out_of_core_miner_equals_the_definition(docs, sigma, min_len, max_slot, max_slots, ooc):
+    """The out-of-core path (:class:`engine.templates.OutOfCore`: the
+    documents' array in a scratch file, the filters by chunks, the seeds by
+    parts of the hash range) against the brute force, and the in-memory
+    answer template for template: patterns, df, occurrences, fillers."""
+    assert (run(docs, sigma, min_len, max_slot, max_slots, out_of_core=ooc)
+            == naive.templates(docs, sigma, min_len, max_slot, max_slots))
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.data(), sigma=st.integers(2, 4), ooc=out_of_core_sizes(), workers=st.sampled_from([1, 2]))
+def test_out_of_core_templates_are_the_in_memory_ones(data, sigma, ooc, workers):
+    n = data.draw(st.integers(2, 9))
+    docs = []
+    for _ in range(n):
+        doc = data.draw(st.lists(st.sampled_from("xyz"), max_size=4))
+        doc += ["p", "q"] + data.draw(st.lists(st.sampled_from("uvw"), min_size=1, max_size=2))
+        doc += ["r", "s"] + data.draw(st.lists(st.sampled_from("uvwxyz"), max_size=5))
+        docs.append(doc)
+    vocab = {}
+    flat = np.array([vocab.setdefault(t, len(vocab)) for d in docs for t in d], np.int32)
+    off = np.concatenate([[0], np.cumsum([len(d) for d in docs])]).astype(np.int64)
+    mem_stats, ooc_stats = {}, {}
+    want = mine_templates(flat, off, sigma, 4, 2, stats=mem_stats, workers=workers)
+    got = mine_templates(flat, off, sigma, 4, 2, stats=ooc_stats, workers=workers, out_of_core=ooc)
+    assert [(t.pattern, t.df, t.starts.tolist(), t.ends.tolist(), t.filler_rows.tolist()) for t in got] == \
+        [(t.pattern, t.df, t.starts.tolist(), t.ends.tolist(), t.filler_rows.tolist()) for t in want]
+    assert (ooc_stats["seeds"], ooc_stats["nodes"]) == (mem_stats["seeds"], mem_stats["nodes"])
 
 
 @settings(max_examples=60, deadline=None)
@@ -306,10 +349,26 @@ def test_covered_runs_equal_the_brute_force(data):
         st.integers(0, n - 1).flatmap(lambda s: st.tuples(st.just(s), st.integers(s + 1, n))), max_size=4))
     kinds, runs = naive.labelled_runs(phrase, ranges, lengths)
     off = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
-    per_doc, rs, re_, rk = covered_runs(np.array(phrase, bool), np.array([s for s, _ in ranges], np.int64),
-                                        np.array([e for _, e in ranges], np.int64), off)
-    assert per_doc.tolist() == [sum(k > 0 for k in kinds[a:b]) for a, b in zip(off[:-1], off[1:])]
-    assert list(zip(rs.tolist(), re_.tolist(), rk.tolist())) == runs
+    # the phrases as overlapping, touching or nested ranges inside their documents
+    p_start, p_end = [], []
+    for i, p in enumerate(phrase):
+        if p and (i == 0 or not phrase[i - 1] or i in off.tolist()):
+            j = i + 1
+            while j < n and phrase[j] and j not in off.tolist():
+                j += 1
+            while i < j:
+                e = data.draw(st.integers(i + 1, j))
+                p_start.append(i)
+                p_end.append(e)
+                if data.draw(st.booleans()):
+                    p_start.append(i)
+                    p_end.append(data.draw(st.integers(i + 1, e)))
+                i = data.draw(st.integers(i + 1, e))
+    order = np.argsort(np.array(p_start, np.int64), kind="stable")
+    got = covered_runs(np.array(p_start, np.int64)[order], np.array(p_end, np.int64)[order],
+                       np.array([s for s, _ in ranges], np.int64), np.array([e for _, e in ranges], np.int64), off)
+    assert got[0].tolist() == [sum(k > 0 for k in kinds[a:b]) for a, b in zip(off[:-1], off[1:])]
+    assert list(zip(got[1].tolist(), got[2].tolist(), got[3].tolist())) == runs
 
 
 @settings(max_examples=100, deadline=None)
@@ -323,7 +382,7 @@ def test_seed_sort_is_numpys_stable_sort(keys):
     sk, sv = KT.radix_sort_pairs(k.copy(), v.copy())
     assert sk.tolist() == k[order].tolist() and sv.tolist() == v[order].tolist()
     top = k >= np.uint64(2**63)
-    k0, v0, k1, v1 = KT.split_top_bit(k, v)
+    k0, v0, k1, v1 = KT.split_on_bit(k, v, 63)
     assert (k0.tolist(), v0.tolist(), k1.tolist(), v1.tolist()) == (
         k[~top].tolist(), v[~top].tolist(), k[top].tolist(), v[top].tolist())
 

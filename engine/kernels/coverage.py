@@ -96,49 +96,98 @@ def ranges_mask(n_tokens, starts, ends):
 
 
 @njit(**NJIT)
-def labelled_runs(phrase_mask, starts, ends, doc_offsets):
-    """Coverage by phrases and by ranges ``[starts, ends)``, and its runs.
-
-    Returns the covered positions of each document (``doc_offsets``;
-    covered: by a phrase or a range) and the runs of covered positions of
-    one kind within one document: ``run_start, run_end, run_kind`` (1: a
-    phrase covers them, 2: only a range does).  The ranges' mask
-    (:func:`ranges_mask`), then one pass over the positions that writes
-    each position's kind and counts the runs, and one over the kinds that
-    writes them: O(tokens + ranges)."""
-    n = phrase_mask.shape[0]
-    in_range = ranges_mask(n, starts, ends)
-    kind = np.empty(n, np.int8)
+def _merged(starts, ends):
+    """The union of ranges sorted by start, as disjoint ranges (touching ones
+    joined)."""
+    n = starts.shape[0]
+    ms = np.empty(n, np.int64)
+    me = np.empty(n, np.int64)
     m = 0
-    for d in range(doc_offsets.shape[0] - 1):
-        prev = 0
-        for p in range(doc_offsets[d], doc_offsets[d + 1]):
-            k = np.int8(1) if phrase_mask[p] else (np.int8(2) if in_range[p] else np.int8(0))
-            kind[p] = k
-            if k != prev and k != 0:
-                m += 1
-            prev = k
+    for i in range(n):
+        if ends[i] <= starts[i]:
+            continue
+        if m > 0 and starts[i] <= me[m - 1]:
+            if ends[i] > me[m - 1]:
+                me[m - 1] = ends[i]
+        else:
+            ms[m] = starts[i]
+            me[m] = ends[i]
+            m += 1
+    return ms[:m], me[:m]
+
+
+@njit(**NJIT)
+def _emit(doc_offsets, d, a, b, k, rs, re_, rk, per_doc, m, fill):
+    """The run [a, b) of kind k cut at document ends (from document ``d``
+    on); returns the next run index and the document of ``a``."""
+    while doc_offsets[d + 1] <= a:
+        d += 1
+    while a < b:
+        e = min(b, doc_offsets[d + 1])
+        if e > a:
+            if fill:
+                rs[m] = a
+                re_[m] = e
+                rk[m] = k
+                per_doc[d] += e - a
+            m += 1
+        a = e
+        if a < b:
+            d += 1
+    return m, d
+
+
+@njit(**NJIT)
+def _walk_runs(ps, pe, ts, te, doc_offsets, rs, re_, rk, per_doc, fill):
+    """One walk of :func:`labelled_runs` over the disjoint phrase
+    ranges ``ps, pe`` and template ranges ``ts, te``: the runs in position
+    order, the template ranges' parts outside every phrase range as kind 2."""
+    m = 0
+    d = 0
+    i = 0
+    j = 0
+    cur = -1  # the template range being cut: its part from cur to te[j]
+    while i < ps.shape[0] or j < ts.shape[0]:
+        if j < ts.shape[0] and cur < ts[j]:
+            cur = ts[j]
+        if j < ts.shape[0] and cur >= te[j]:
+            j += 1
+            continue
+        if i < ps.shape[0] and (j == ts.shape[0] or ps[i] <= cur):
+            m, d = _emit(doc_offsets, d, ps[i], pe[i], np.int8(1), rs, re_, rk, per_doc, m, fill)
+            if j < ts.shape[0] and pe[i] > cur:
+                cur = pe[i]
+            i += 1
+            continue
+        # the template part [cur, next phrase start or its end)
+        b = te[j]
+        if i < ps.shape[0] and ps[i] < b:
+            b = ps[i]
+        m, d = _emit(doc_offsets, d, cur, b, np.int8(2), rs, re_, rk, per_doc, m, fill)
+        cur = b
+    return m
+
+
+@njit(**NJIT)
+def labelled_runs(p_start, p_end, t_start, t_end, doc_offsets):
+    """Coverage by phrases (their ranges ``[p_start, p_end)``) and by the
+    ranges ``[t_start, t_end)``, both sorted by start, and its runs.
+
+    Returns the covered positions of each document (``doc_offsets``) and the
+    runs of covered positions of one kind within one document: ``run_start,
+    run_end, run_kind`` (1: a phrase covers them, 2: only a range does).
+    Each kind's ranges merged into disjoint ones, then one walk over both
+    that cuts the template ranges around the phrases' (twice: count, then
+    fill): O(ranges + documents), nothing of the corpus' size."""
+    ps, pe = _merged(p_start, p_end)
+    ts, te = _merged(t_start, t_end)
+    n_docs = doc_offsets.shape[0] - 1
+    per_doc = np.zeros(n_docs, np.int64)
+    e8 = np.empty(0, np.int8)
+    e64 = np.empty(0, np.int64)
+    m = _walk_runs(ps, pe, ts, te, doc_offsets, e64, e64, e8, per_doc, False)
     rs = np.empty(m, np.int64)
     re_ = np.empty(m, np.int64)
     rk = np.empty(m, np.int8)
-    per_doc = np.zeros(doc_offsets.shape[0] - 1, np.int64)
-    j = 0
-    for d in range(doc_offsets.shape[0] - 1):
-        prev = 0
-        c = 0
-        for p in range(doc_offsets[d], doc_offsets[d + 1]):
-            k = kind[p]
-            if k != 0:
-                c += 1
-            if k != prev:
-                if prev != 0:
-                    re_[j - 1] = p
-                if k != 0:
-                    rs[j] = p
-                    rk[j] = k
-                    j += 1
-            prev = k
-        if prev != 0:
-            re_[j - 1] = doc_offsets[d + 1]
-        per_doc[d] = c
+    _walk_runs(ps, pe, ts, te, doc_offsets, rs, re_, rk, per_doc, True)
     return per_doc, rs, re_, rk

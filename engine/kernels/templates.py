@@ -28,14 +28,16 @@ def agram_hashes(tokens, pos, a):
 
 
 @njit(**NJIT)
-def split_top_bit(keys, values):
-    """The (key, value) pairs whose key's top bit is 0, then those whose top
-    bit is 1, each in their order: ``keys0, values0, keys1, values1``.  One
-    pass (numpy's boolean compress costs four)."""
+def split_on_bit(keys, values, bit):
+    """The (key, value) pairs whose key's bit ``bit`` (63: the top one) is 0,
+    then those where it is 1, each in their order: ``keys0, values0, keys1,
+    values1``.  One pass (numpy's boolean compress costs four)."""
     n = keys.shape[0]
+    sh = np.uint64(bit)
+    one = np.uint64(1)
     n1 = 0
     for j in range(n):
-        n1 += np.int64(keys[j] >> np.uint64(63))
+        n1 += np.int64((keys[j] >> sh) & one)
     k0 = np.empty(n - n1, np.uint64)
     v0 = np.empty(n - n1, np.int64)
     k1 = np.empty(n1, np.uint64)
@@ -43,7 +45,7 @@ def split_top_bit(keys, values):
     a = 0
     b = 0
     for j in range(n):
-        if keys[j] >> np.uint64(63):
+        if (keys[j] >> sh) & one:
             k1[b] = keys[j]
             v1[b] = values[j]
             b += 1
@@ -52,6 +54,37 @@ def split_top_bit(keys, values):
             v0[a] = values[j]
             a += 1
     return k0, v0, k1, v1
+
+
+@njit(**NJIT)
+def agram_part(tokens, keep, lo, a, bits, part):
+    """The kept positions ``lo + j`` (``keep[j]`` set) whose a-gram hash
+    (:func:`agram_hashes`) has ``part`` as its top ``bits`` bits (every one
+    when ``bits`` is 0), as ``hashes, positions`` in position order: one
+    part of the hash range, for the out-of-core seeds.  Two passes over
+    ``keep`` (count, then fill), each hashing the kept positions."""
+    shift = np.uint64(64 - bits) if bits > 0 else np.uint64(0)
+    want = np.uint64(part)
+    hs = np.empty(0, np.uint64)
+    ps = np.empty(0, np.int64)
+    m = 0
+    for fill in (False, True):
+        if fill:
+            hs = np.empty(m, np.uint64)
+            ps = np.empty(m, np.int64)
+            m = 0
+        for j in range(keep.shape[0]):
+            if keep[j]:
+                h = FNV_OFFSET
+                for k in range(a):
+                    h = (h ^ np.uint64(tokens[lo + j + k])) * FNV_PRIME
+                h = mix64(h)
+                if bits == 0 or (h >> shift) == want:
+                    if fill:
+                        hs[m] = h
+                        ps[m] = lo + j
+                    m += 1
+    return hs, ps
 
 
 @njit(**NJIT)
