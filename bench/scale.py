@@ -1,6 +1,6 @@
 """Scale bench (issue 8; ``make bench-scale``, not in CI).
 
-    python bench/scale.py [--sizes 100M 300M 1B] [--memory 8GB] [--keep] [--reuse] [--fresh]
+    python bench/scale.py [--sizes 100M 300M 1B] [--memory 8GB] [--keep] [--reuse] [--fresh] [--templates]
 
 For each size: a generated web-like corpus in Parquet shards
 (``bench/scale_corpus.py``, cached in bench/work/scale/), then ``boilerscope
@@ -14,7 +14,9 @@ bench/results/scale.json and .md.  The store of a size is deleted after its
 run unless ``--keep``; ``--reuse`` mines a kept store again without
 ingesting (its ingest figures are the previous run's, from scale.json).
 The rows of sizes not run keep their previous figures unless ``--fresh``
-(``--sizes 3B`` adds a 3B row to the 100M-1B ones).
+(``--sizes 3B`` adds a 3B row to the 100M-1B ones).  ``--templates`` mines
+with ``--templates`` too (its own results: bench/results/scale_templates.json
+and .md, with the template miner's path, parts, seconds and count).
 """
 from __future__ import annotations
 
@@ -92,9 +94,11 @@ def main():
     ap.add_argument("--reuse", action="store_true")
     ap.add_argument("--fresh", action="store_true", help="drop the rows of the sizes not run now")
     ap.add_argument("--report", action="store_true", help="only write scale.md again from scale.json")
+    ap.add_argument("--templates", action="store_true", help="mine --templates (results: scale_templates.*)")
     a = ap.parse_args()
     work = os.path.join(HERE, "work", "scale")
-    results = os.path.join(HERE, "results", "scale.json")
+    name = "scale_templates" if a.templates else "scale"
+    results = os.path.join(HERE, "results", f"{name}.json")
     previous = {}
     if os.path.exists(results):
         with open(results) as fh:
@@ -123,7 +127,7 @@ def main():
             ing_s, ing_rss, ing_anon = child(["ingest", shards, "--db", db, "--quiet"])
         print(f"{label}: ingest {ing_s:.0f} s, {ing_rss / 2**30:.2f} GiB", flush=True)
         mine_s, mine_rss, mine_anon = child(["mine", db, "--sigma", "20", "--min-len", "10", "--out", out, "--quiet",
-                                  "--memory", a.memory])
+                                             "--memory", a.memory] + (["--templates"] if a.templates else []))
         with open(os.path.join(out, "summary.json")) as fh:
             summary = json.load(fh)
         row = {"size": label, "tokens": summary["tokens"], "documents": summary["documents"],
@@ -132,7 +136,7 @@ def main():
                "mining_seconds": summary["seconds"].get("mining"), "stages": summary["seconds"],
                "coverage": summary["coverage"], "phrases": summary["phrases"], "memory": summary.get("memory"),
                "store_bytes": os.path.getsize(db) + disk(db + ".arrays"),
-               "shard_bytes": disk(shards)}
+               "shard_bytes": disk(shards), "templates": summary.get("templates")}
         rows.append(row)  # rows holds no row of the sizes run now
         print(f"{label}: mine {mine_s:.0f} s, {mine_rss / 2**30:.2f} GiB, coverage {100 * row['coverage']:.1f}%",
               flush=True)
@@ -175,7 +179,14 @@ def main():
                           f"{slope(xs, [r['mine_seconds'] for r in part]):.2f} (mining kernels alone: "
                           f"{slope(xs, [r['mining_seconds'] for r in part]):.2f}; ingest: "
                           f"{slope(xs, [r['ingest_seconds'] for r in part]):.2f})"]
-    with open(os.path.join(HERE, "results", "scale.md"), "w") as fh:
+    for r in rows:
+        t = r.get("templates")
+        if t:
+            lines.append(f"\n{r['tokens'] / 1e6:,.0f}M --templates: {t['templates']:,} templates, "
+                         f"{'out of core, ' + str(t.get('parts')) + ' part(s)' if t.get('out_of_core') else 'in memory'}, "
+                         f"seconds {t['seconds']}, coverage {100 * t['coverage_without_templates']:.1f}% without "
+                         f"templates, {100 * t['coverage_with_templates']:.1f}% with them")
+    with open(os.path.join(HERE, "results", f"{name}.md"), "w") as fh:
         fh.write("\n".join(lines) + "\n")
     print("\n".join(lines))
 
