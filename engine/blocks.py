@@ -120,6 +120,7 @@ import numpy as np
 
 from .errors import BoilerscopeError
 from .kernels import blocks as K
+from .kernels import templates as KT
 from .kernels import coverage as C
 from .steps import doc_chunks
 
@@ -318,9 +319,23 @@ def _template_windows(doc_offsets, templates):
         if (df[o][1:][same] != df[o][:-1][same]).any():
             raise BoilerscopeError("find_blocks: one template has two different df")
         _, key = np.unique(tid, return_inverse=True)
-    base = doc_offsets[doc]
-    o = np.lexsort((base + end, base + start))
-    return (base + start)[o], (base + end)[o], key.astype(np.int64)[o], df[o]
+    gs = doc_offsets[doc] + start
+    ge = doc_offsets[doc] + end
+    o = _by_start_end(gs, ge)
+    return gs[o], ge[o], key.astype(np.int64)[o], df[o]
+
+
+def _by_start_end(gs, ge) -> np.ndarray:
+    """The order of the ranges by (start, end), stable: one radix sort of
+    (start, length) packed in 64 bits when they fit (numpy's lexsort took
+    0.7 s on webdocs' 6.3M template occurrences), else the lexsort."""
+    length = ge - gs
+    bits = int(length.max()).bit_length()
+    if gs.shape[0] > 1 and int(gs.max()) < (1 << (63 - bits)):
+        keys = ((gs << np.int64(bits)) | length).astype(np.uint64)
+        _, order = KT.radix_sort_pairs(keys, np.arange(gs.shape[0], dtype=np.int64))
+        return order
+    return np.lexsort((ge, gs))
 
 
 def find_blocks(tokens: np.ndarray, doc_offsets: np.ndarray, sigma: int, min_len: int,

@@ -295,7 +295,9 @@ def levels(n, L, w_start, w_df, t_start, t_end, t_df):
     [t-L+1, t-1], a sliding maximum of width L-1 (van Herk / Gil-Werman:
     prefix and suffix maxima per block of L-1 positions, O(n)), and
     m(t) = max(b(t), df of the window starting at t).  Template windows:
-    O(template tokens)."""
+    :func:`_template_levels`, O(w log w) for w of them plus the positions
+    they cover (not their summed lengths: overlapping occurrences of
+    webdocs' templates sum to 1.3G tokens over 16M covered)."""
     x = np.zeros(n, np.int32)
     minend = np.full(n + 1, n + 1, np.int64)
     for i in range(w_start.shape[0]):
@@ -331,22 +333,82 @@ def levels(n, L, w_start, w_df, t_start, t_end, t_df):
             b[t] = v
     for p in range(n):
         m[p] = x[p] if x[p] > b[p] else b[p]
-    for i in range(t_start.shape[0]):
-        a = t_start[i]
-        e = t_end[i]
-        v = np.int32(t_df[i])
-        if e < minend[a]:
-            minend[a] = e
-        for p in range(a, e):
-            if v > m[p]:
-                m[p] = v
-        for t in range(a + 1, e):
-            if v > b[t]:
-                b[t] = v
+    _template_levels(m, b, minend, t_start, t_end, t_df)
     for p in range(n - 1, -1, -1):
         if minend[p + 1] < minend[p]:
             minend[p] = minend[p + 1]
     return m, b, minend
+
+
+@njit(**NJIT)
+def _template_levels(m, b, minend, t_start, t_end, t_df):
+    """The template windows' part of :func:`levels` (windows by start): m(p)
+    is raised to the largest df of a window holding p, b(t) to the largest
+    df of a window holding t-1 and t (start < t < end), in one sweep over
+    the positions the windows cover with a max-heap of the open windows by
+    df; a window is removed when it reaches the top after its end (lazy
+    deletion)."""
+    w = t_start.shape[0]
+    hdf = np.empty(w, np.int32)
+    hend = np.empty(w, np.int64)
+    size = 0
+    i = 0
+    t = 0
+    while i < w or size > 0:
+        if size == 0 and t < t_start[i]:
+            t = t_start[i]  # nothing open: jump to the next window
+        # b(t): the open windows started before t and ending after t
+        while size > 0 and hend[0] <= t:
+            size = _heap_pop(hdf, hend, size)
+        if size > 0 and hdf[0] > b[t]:
+            b[t] = hdf[0]
+        while i < w and t_start[i] == t:
+            if t_end[i] < minend[t]:
+                minend[t] = t_end[i]
+            if t_end[i] > t:
+                size = _heap_push(hdf, hend, size, np.int32(t_df[i]), t_end[i])
+            i += 1
+        if size > 0 and hdf[0] > m[t]:
+            m[t] = hdf[0]
+        t += 1
+
+
+@njit(**NJIT)
+def _heap_push(hdf, hend, size, v, e):
+    j = size
+    while j > 0:
+        up = (j - 1) >> 1
+        if hdf[up] >= v:
+            break
+        hdf[j] = hdf[up]
+        hend[j] = hend[up]
+        j = up
+    hdf[j] = v
+    hend[j] = e
+    return size + 1
+
+
+@njit(**NJIT)
+def _heap_pop(hdf, hend, size):
+    size -= 1
+    v = hdf[size]
+    e = hend[size]
+    j = 0
+    while True:
+        c = 2 * j + 1
+        if c >= size:
+            break
+        if c + 1 < size and hdf[c + 1] > hdf[c]:
+            c += 1
+        if hdf[c] <= v:
+            break
+        hdf[j] = hdf[c]
+        hend[j] = hend[c]
+        j = c
+    if size > 0:
+        hdf[j] = v
+        hend[j] = e
+    return size
 
 
 @njit(**NJIT)
