@@ -53,6 +53,8 @@ bench: install browser
 	$(PY) bench/formats.py ../shared/corpora/webdocs.parquet --runs 3
 	$(PY) bench/formats.py ../shared/corpora/webdocs.parquet --repeat 4 --runs 1
 	$(PY) bench/warclibs.py --runs 3
+	$(PY) bench/templates_corpora.py --runs 3 --warmup 1
+	$(PY) bench/targets.py
 
 bench-full: install browser
 	$(PY) bench/run.py --suite full
