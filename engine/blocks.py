@@ -74,39 +74,39 @@ The method and its complexity
 -----------------------------
 n tokens, w windows, p pieces.
 
-* L-gram df, exactly: a rolling 64-bit hash per position, a filter that
-  drops L-grams whose hash bucket spans fewer than sigma documents (an upper
-  bound on each df: exact), then an open-addressing table over the survivors
-  that compares every match token by token with its group's first
-  occurrence.  O(n L) worst case, O(n) hashing.  ``within`` (the run's
-  coverage, when known) restricts the hashing to L-grams inside it, which is
-  exact because every frequent L-gram occurrence is inside the coverage.
+* L-gram df, exactly: the L-grams inside a mask known to hold every
+  frequent L-gram occurrence (``within``: the run's coverage; when not
+  given, the L-grams that pass a filter of the distinct documents per
+  hash bucket, an upper bound on each df, with their tokens) are grouped
+  by text in one pass over the positions: a rolling 64-bit hash, an
+  open-addressing table that grows with the distinct texts and compares
+  every match token by token with its group's first occurrence (past
+  ``PART_GROUPS`` texts, in parts of the hash range, a pass each); each
+  position keeps its group id.  O(n L) worst case, O(n) hashing.
 * levels m, strengths b and "holds a whole window" (the smallest window end
   at or after each position): a sliding maximum of width L-1 (van Herk /
-  Gil-Werman), O(n + template tokens).
+  Gil-Werman), O(n); the template windows in one sweep with a max-heap of
+  the open ones, O(w log w + the positions they cover).
 * cuts and joins: one pass per run, and per round of joins a pass over the
   run's pieces: O(run) per round; rounds are few in practice (one or two
   on webdocs), k rounds at worst for a run of k pieces.
 * components: union-find over pieces, one union per window wholly inside a
   piece (the first piece holding each key is the key's anchor).  O(w a(p)).
+  Levels, pieces and links run a chunk of documents at a time
+  (``CHUNK_TOKENS``) into one union-find over the corpus' pieces.
 * spans, documents and representatives: O(covered tokens) hashing with
   verification.
 
-Memory: about 120 bytes per hashed position at the peak (the hashes and
-their flags, the grouping table and its per-group arrays, the levels and
-strengths), plus 2^26 bucket cells (512 MB) for the filter when no coverage
-is given.  A run without templates calls ``find_blocks_in_ranges``: its
-covered ranges are compacted (only the covered tokens read, 13 bytes each),
-the L-grams grouped by text in one pass whose table grows with the distinct
-texts (each covered position keeps its group id, 4 bytes; past
-``PART_GROUPS`` texts, in parts of the hash range, a pass each), and rules
-2-6 run a chunk of documents at a time (``CHUNK_TOKENS``) into one
-union-find over the pieces: about 18 bytes per covered token plus about 36
-per distinct L-gram and the pieces, where the whole computation took about
-60 per covered token (18 GiB at 3B tokens, 264M of them covered).
-A run with templates gives ``find_blocks_in_ranges`` the template
-occurrences too: the compacted coverage is the union, and each chunk's
-template windows enter its levels and links.
+Memory: a run calls ``find_blocks_in_ranges`` with its covered ranges (the
+phrases', and the template occurrences when templates were mined): they
+are compacted (only the covered tokens read, 13 bytes each), the L-grams
+grouped (4 bytes per covered position, about 36 per distinct L-gram), and
+the chunks' levels and pieces: about 18 bytes per covered token plus the
+pieces, where the whole corpus' arrays took about 60 per covered token (18
+GiB at 3B tokens, 264M of them covered).  ``find_blocks`` on a whole
+corpus (the Spark driver's path, sigma 1) works the same way over every
+position (the filter's 2^26 bucket cells, 512 MB, when no coverage is
+given).
 
 Departures: none from the definition; the join rounds are simultaneous
 (rule 5 as written does not say; simultaneous rounds make it order-free).
@@ -125,6 +125,18 @@ from .kernels import coverage as C
 from .steps import doc_chunks
 
 log = logging.getLogger(__name__)
+
+#: Tokens of the documents whose levels, pieces and links are computed at
+#: once (:func:`find_blocks_in_ranges`).
+CHUNK_TOKENS = 1 << 24
+#: Distinct L-gram texts grouped in one pass (about 36 bytes each): past
+#: this the hash range is cut into parts, each grouped in its own pass.
+PART_GROUPS = 1 << 25
+#: At most 2^this parts (past it a part holds more groups).
+MAX_PART_BITS = 12
+#: Group ids and positions of the grouping are int32 below this many covered
+#: tokens, int64 from it (tests lower it to run the int64 path).
+WIDE_IDS_FROM = 2**31 - 1
 
 
 @dataclass
@@ -354,46 +366,31 @@ def find_blocks(tokens: np.ndarray, doc_offsets: np.ndarray, sigma: int, min_len
     documents' order.  The engines pass the doc_ids, so that a corpus read
     in another order (Spark) numbers its blocks the same.
     """
-    t_start, t_end, t_key, t_df = _check(tokens, doc_offsets, sigma, min_len, templates, within)
+    windows = _check(tokens, doc_offsets, sigma, min_len, templates, within)
     doc_key = _doc_key(doc_key, doc_offsets.shape[0] - 1)
     sigma, L = int(sigma), int(min_len)
+    if within is None:
+        within = _candidates(tokens, doc_offsets, sigma, L)
+    return _blocks_by_chunks(tokens, doc_offsets, within, sigma, L, doc_key, progress, CHUNK_TOKENS, PART_GROUPS,
+                             windows)
+
+
+def _candidates(tokens, doc_offsets, sigma: int, L: int) -> np.ndarray:
+    """A mask holding every occurrence of every L-gram with df >= sigma (what
+    ``within`` must hold), when the run's coverage is not given: the
+    L-grams that pass a filter of the distinct documents per hash bucket
+    (an upper bound of each df: exact), their tokens marked.  At sigma 1
+    every L-gram is frequent: every token."""
     n = tokens.shape[0]
-    n_docs = doc_offsets.shape[0] - 1
-
-    def step(fraction):
-        if progress is not None:
-            progress("blocks", fraction)
-
-    step(0.0)
-    use_within = within is not None
-    h, ok = K.gram_hashes(tokens, doc_offsets, L, within if use_within else np.zeros(1, np.bool_), use_within)
-    if sigma > 1 and not use_within:
-        bits = int(min(26, max(10, np.ceil(np.log2(max(1, n))))))
-        n_ok = K.doc_count_filter(h, ok, doc_offsets, sigma, bits)
-    else:
-        n_ok = int(ok.sum())
-    step(0.3)
-    # int32 positions, ids and counts while the tokens fit (half the memory)
-    idx = np.zeros(0, np.int32 if n < 2**31 - 1 else np.int64)
-    pos, gid, gdf = K.group_grams(tokens, doc_offsets, h, ok, L, n_ok, idx)
-    del h, ok
-    w_start, w_df, w_key, n_gram_keys = K.frequent_windows(pos, gid, gdf, sigma)
-    del pos, gid
-    step(0.5)
-    m, b, minend = K.levels(n, L, w_start, w_df, t_start, t_end, t_df)
-    ps, pe, _ = K.pieces(doc_offsets, m, b, minend)
-    del m, b, minend
-    step(0.7)
-    # rule 6: every window wholly inside a piece links it to the key's other
-    # pieces; the L-gram and the template windows each come by position and
-    # are merged in the kernel
-    n_keys = n_gram_keys + (int(t_key.max()) + 1 if t_key.shape[0] else 0)
-    root = K.link_pieces(ps, pe, w_start, np.zeros(0, np.int64), w_key, max(1, n_keys), L,
-                         t_start, t_end, t_key, n_gram_keys)
-    step(0.85)
-    blocks = _numbered(tokens, doc_offsets, ps, pe, root, doc_key)
-    step(1.0)
-    return blocks
+    if sigma <= 1:
+        return np.ones(n, np.bool_)
+    h, ok = K.gram_hashes(tokens, doc_offsets, L, np.zeros(1, np.bool_), False)
+    bits = int(min(26, max(10, np.ceil(np.log2(max(1, n))))))
+    K.doc_count_filter(h, ok, doc_offsets, sigma, bits)
+    del h
+    starts = np.flatnonzero(ok).astype(np.int64)
+    del ok
+    return C.ranges_mask(n, starts, starts + L)
 
 
 def _doc_key(doc_key, n_docs: int) -> np.ndarray:
@@ -525,30 +522,15 @@ def find_blocks_in_ranges(tokens: np.ndarray, doc_offsets: np.ndarray, sigma: in
                                 chunk_tokens or CHUNK_TOKENS, part_groups or PART_GROUPS, windows)
 
 
-def _blocks_of_compacted(compacted, doc_offsets, sigma, min_len, doc_key, progress, chunk_tokens=None,
-                         part_groups=None, windows=None) -> Blocks:
+def _blocks_of_compacted(compacted, doc_offsets, sigma, min_len, doc_key, progress, chunk_tokens=CHUNK_TOKENS,
+                         part_groups=PART_GROUPS, windows=None) -> Blocks:
     compact, c_offsets, pos_in_doc, mask = compacted
-    if chunk_tokens is None:
-        b = find_blocks(compact, c_offsets, sigma, min_len, progress=progress, within=mask, doc_key=doc_key)
-    else:
-        b = _blocks_by_chunks(compact, c_offsets, mask, int(sigma), int(min_len),
-                              _doc_key(doc_key, c_offsets.shape[0] - 1), progress, chunk_tokens, part_groups,
-                              windows)
+    b = _blocks_by_chunks(compact, c_offsets, mask, int(sigma), int(min_len),
+                          _doc_key(doc_key, c_offsets.shape[0] - 1), progress, chunk_tokens, part_groups, windows)
     n_docs = doc_offsets.shape[0] - 1
     return b.remapped(np.arange(n_docs, dtype=np.int64), pos_in_doc, doc_offsets)
 
 
-#: Tokens of the documents whose levels, pieces and links are computed at
-#: once (:func:`find_blocks_in_ranges`).
-CHUNK_TOKENS = 1 << 24
-#: Distinct L-gram texts grouped in one pass (about 36 bytes each): past
-#: this the hash range is cut into parts, each grouped in its own pass.
-PART_GROUPS = 1 << 25
-#: At most 2^this parts (past it a part holds more groups).
-MAX_PART_BITS = 12
-#: Group ids and positions of the grouping are int32 below this many covered
-#: tokens, int64 from it (tests lower it to run the int64 path).
-WIDE_IDS_FROM = 2**31 - 1
 
 
 def _blocks_by_chunks(tokens, doc_offsets, within, sigma: int, L: int, doc_key, progress,

@@ -455,20 +455,3 @@ def test_sparse_template_ids_give_the_dense_ids_blocks(case):
     assume(templates)
     sparse = [(d, a, e, tid * 10**9 + 7, df) for d, a, e, tid, df in templates]
     assert partition(run(docs, sigma, L, sparse)) == partition(run(docs, sigma, L, templates))
-
-
-@settings(max_examples=100, deadline=None)
-@given(corpora())
-def test_l_gram_groups_are_the_same_in_int32_and_int64(case):
-    """The grouping's positions, ids and counts in int32 (corpora below 2**31
-    tokens) and int64 (above): the same groups."""
-    from engine.kernels import blocks as KB
-    docs, sigma, L, _ = case
-    flat, off = flatten(docs)
-    h, ok = KB.gram_hashes(flat, off, L, np.zeros(1, np.bool_), False)
-    n_ok = int(ok.sum())
-    small = KB.group_grams(flat, off, h, ok, L, n_ok, np.zeros(0, np.int32))
-    big = KB.group_grams(flat, off, h, ok, L, n_ok, np.zeros(0, np.int64))
-    assert small[0].dtype == np.int32 and big[0].dtype == np.int64
-    for a, b in zip(small, big):
-        assert a.tolist() == b.tolist()

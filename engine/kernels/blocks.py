@@ -90,33 +90,6 @@ def doc_count_filter(h, ok, doc_offsets, sigma, bits):
 
 
 @njit(**NJIT)
-def frequent_windows(pos, gid, gdf, sigma):
-    """The windows: the grouped L-grams with df >= sigma, their df and a key
-    per distinct L-gram (0 .. in order of first occurrence)."""
-    key = np.full(gdf.shape[0], -1, np.int64)
-    nk = 0
-    n = 0
-    for i in range(pos.shape[0]):
-        if gdf[gid[i]] >= sigma:
-            n += 1
-    ws = np.empty(n, np.int64)
-    wdf = np.empty(n, np.int64)
-    wk = np.empty(n, np.int64)
-    j = 0
-    for i in range(pos.shape[0]):
-        g = gid[i]
-        if gdf[g] >= sigma:
-            if key[g] == -1:
-                key[g] = nk
-                nk += 1
-            ws[j] = pos[i]
-            wdf[j] = gdf[g]
-            wk[j] = key[g]
-            j += 1
-    return ws, wdf, wk, nk
-
-
-@njit(**NJIT)
 def _lookup(tokens, s, x, L, table, mask, gpos, ghash, glast, ng):
     """The group of the L-gram at ``s`` (hash ``x``) in the open-addressing
     ``table``, a new one (``ng``) when its text is not there yet; returns
@@ -139,8 +112,10 @@ def _lookup(tokens, s, x, L, table, mask, gpos, ghash, glast, ng):
 @njit(**NJIT)
 def group_grams_from(tokens, doc_offsets, within, L, shift, part, d_begin, at, base, table, gpos, ghash,
                      glast, gdf, ng):
-    """:func:`group_grams` of the L-grams wholly inside ``within`` (hashed as
-    :func:`gram_hashes` does) whose hash is in part ``part`` of the hash
+    """Group the L-grams wholly inside ``within`` by their text, exactly (an
+    open-addressing table keyed by the hash, as :func:`gram_hashes` hashes,
+    every match verified token by token against the group's first
+    occurrence: a hash is never trusted), those whose hash is in part ``part`` of the hash
     range (its top bits, ``hash >> shift``; ``shift`` 64: one part), from
     document ``d_begin`` on: each one's group id, ``base`` added, written to
     ``at`` at its position; the groups' first occurrence, hash, last
@@ -179,7 +154,11 @@ def group_grams_from(tokens, doc_offsets, within, L, shift, part, d_begin, at, b
                 prev = -1
                 continue
             g = -1
-            if prev >= 0:  # most often the text after the previous group's (see group_grams)
+            # repeated text is read along a run, so the L-gram at s is most
+            # often the one after the previous position's group's first
+            # occurrence (checked exactly: the previous L-gram's equality
+            # gives the first L-1 tokens, the last is compared)
+            if prev >= 0:
                 c = gpos[prev] + 1
                 if c < s and at[c] >= base and tokens[c + L - 1] == tokens[s + L - 1]:
                     g = at[c] - base
@@ -227,60 +206,6 @@ def windows_at(at, gdf, sigma, lo, hi):
             wk[j] = g
             j += 1
     return ws, wdf, wk
-
-
-@njit(**NJIT)
-def group_grams(tokens, doc_offsets, h, ok, L, n_ok, idx):
-    """Group the L-grams at the ``ok`` positions by their text, exactly: an
-    open-addressing table keyed by the hash, every match verified token by
-    token against the group's first occurrence (a hash is never trusted).
-
-    Returns the positions (ascending), their group ids (numbered by first
-    occurrence) and each group's document frequency.  Positions, ids,
-    counts and the table are of ``idx``'s integer type (the caller gives
-    int32 when positions and documents fit: half the memory, 4 GB of a 1B
-    corpus' blocks)."""
-    dt = idx.dtype
-    size = 1
-    while size < 2 * n_ok + 2:
-        size *= 2
-    mask = np.uint64(size - 1)
-    table = np.full(size, -1, dt)
-    gpos = np.empty(n_ok, dt)
-    ghash = np.empty(n_ok, np.uint64)
-    gdf = np.zeros(n_ok, dt)
-    glast = np.empty(n_ok, dt)
-    pos = np.empty(n_ok, dt)
-    gid = np.empty(n_ok, dt)
-    # the group of each position seen: repeated text is read along a run,
-    # so the L-gram at s is most often the one after the previous
-    # position's group's first occurrence (checked exactly: the previous
-    # L-gram's equality gives the first L-1 tokens, the last is compared)
-    at = np.full(tokens.shape[0], -1, dt)
-    ng = 0
-    i = 0
-    for d in range(doc_offsets.shape[0] - 1):
-        prev = -1  # the group of position s - 1 (-1: none)
-        for s in range(doc_offsets[d], doc_offsets[d + 1]):
-            if not ok[s]:
-                prev = -1
-                continue
-            g = -1
-            if prev >= 0:
-                c = gpos[prev] + 1
-                if c < s and at[c] >= 0 and tokens[c + L - 1] == tokens[s + L - 1]:
-                    g = at[c]
-            if g < 0:  # not the text after the previous group's: look it up
-                g, ng = _lookup(tokens, s, h[s], L, table, mask, gpos, ghash, glast, ng)
-            if glast[g] != d:
-                glast[g] = d
-                gdf[g] += 1
-            pos[i] = s
-            gid[i] = g
-            at[s] = g
-            prev = g
-            i += 1
-    return pos, gid, gdf[:ng]
 
 
 @njit(**NJIT)
