@@ -62,14 +62,17 @@ def rows() -> list[dict]:
 
     ing, date = load("ingest_shards.json")
     if ing:
-        by = {r["case"]: r for r in ing["rows"]}
+        by = {r["case"]: r for r in ing.get("rows", [])}
         one = by.get("one file")
         base = next((r for c, r in by.items() if c.startswith("one file, baseline")), None)
-        vs = f"; {base['median_seconds'] / one['median_seconds']:.2f}x the previous release" if one and base else ""
+    else:
+        one = base = None
+    if one:
+        vs = f"; {base['median_seconds'] / one['median_seconds']:.2f}x the previous release" if base else ""
         row("ingest, webdocs, one file", f"{one['tokens_per_second'] / 1e6:.1f}M tokens/s{vs}", ">= 10M tokens/s",
             one["tokens_per_second"] >= 10e6, "ingest_shards.json", date)
     else:
-        row("ingest, webdocs, one file", "-", ">= 10M tokens/s", None, "ingest_shards.json", None)
+        row("ingest, webdocs, one file", "-", ">= 10M tokens/s", None, "ingest_shards.json", date)
 
     scale, sdate = load("scale.json")
     big = {r["size"]: r for r in scale or []}
@@ -86,6 +89,8 @@ def rows() -> list[dict]:
         row(f"re-mining against the SQL peer's process ({wp['corpus']})",
             f"{wp['speedup_vs_sql_peer']:.1f}x ({wp['remine_median_seconds']:.2f} s against "
             f"{wp['sql_peer_process_seconds']:.2f} s)", ">= 20x", wp["speedup_vs_sql_peer"] >= 20, "quick.json", qdate)
+    else:
+        row("re-mining against the SQL peer's process", "-", ">= 20x", None, "quick.json", qdate)
     vers, vdate = load("versus.json")
     if vers:
         this = vers["median_seconds"]["this"]
@@ -98,6 +103,9 @@ def rows() -> list[dict]:
             ns = 1e9 * mining / WEBDOCS_TOKENS
             row("mining kernels per token, webdocs", f"{ns:.0f} ns/token", "<= 25 ns/token", ns <= 25,
                 "versus.json", vdate)
+    else:
+        row("re-mining webdocs against the previous release", "-", "<= 1x (no regression)", None, "versus.json",
+            None)
 
     if len(big) > 1:
         sizes = sorted(big.values(), key=lambda r: r["tokens"])
@@ -109,6 +117,8 @@ def rows() -> list[dict]:
             f"log-log slope {s:.2f}; {last['size']} in {last['mine_seconds']:.0f} s, "
             f"{anon / 2**30:.2f} GiB anonymous", "slope <= 1.1, within the budget",
             s <= 1.1 and anon <= budget, "scale.json", sdate)
+    else:
+        row("mine from 100M to 3B tokens", "-", "slope <= 1.1, within the budget", None, "scale.json", sdate)
 
     tc, tdate = load("templates_corpora.json")
     for corpus in ("webdocs", "prose"):
@@ -118,6 +128,9 @@ def rows() -> list[dict]:
             row(f"mine --templates against the verbatim run, {corpus}",
                 f"{ratio:.1f}x ({r['templates']['seconds']:.1f} s against {r['verbatim']['seconds']:.1f} s)",
                 "<= 4x", ratio <= 4, "templates_corpora.json", tdate)
+        else:
+            row(f"mine --templates against the verbatim run, {corpus}", "-", "<= 4x", None,
+                "templates_corpora.json", tdate)
     st, stdate = load("scale_templates.json")
     for r in st or []:
         t = r.get("templates") or {}
@@ -127,12 +140,17 @@ def rows() -> list[dict]:
             f"{r['mine_seconds']:.0f} s, {anon / 2**30:.2f} GiB anonymous, "
             f"{'out of core in ' + str(t.get('parts')) + ' part(s)' if t.get('out_of_core') else 'in memory'}",
             "completes within the budget", anon <= budget, "scale_templates.json", stdate)
+    if not st:
+        row("mine --templates at 1B tokens within 8 GB", "-", "completes within the budget", None,
+            "scale_templates.json", stdate)
 
     sp, spdate = load("spark_local.json")
     if sp and "spark-partitioned" in sp.get("rows", {}):
         local, part = sp["rows"]["local"]["seconds"], sp["rows"]["spark-partitioned"]["seconds"]
         row(f"Spark --partitioned, {sp.get('master', 'local')}", f"{part / local:.1f}x the local engine "
             f"({part:.0f} s against {local:.1f} s)", "<= 2x", part / local <= 2, "spark_local.json", spdate)
+    else:
+        row("Spark --partitioned against the local engine", "-", "<= 2x", None, "spark_local.json", spdate)
     return out
 
 

@@ -104,9 +104,9 @@ grouped (4 bytes per covered position, about 36 per distinct L-gram), and
 the chunks' levels and pieces: about 18 bytes per covered token plus the
 pieces, where the whole corpus' arrays took about 60 per covered token (18
 GiB at 3B tokens, 264M of them covered).  ``find_blocks`` on a whole
-corpus (the Spark driver's path, sigma 1) works the same way over every
-position (the filter's 2^26 bucket cells, 512 MB, when no coverage is
-given).
+corpus (the Spark driver's path, with the coverage as ``within``; sigma 1)
+works the same way over every position (plus the filter's 2^26 bucket
+cells, 512 MB, when no coverage is given).
 
 Departures: none from the definition; the join rounds are simultaneous
 (rule 5 as written does not say; simultaneous rounds make it order-free).
@@ -333,11 +333,11 @@ def _template_windows(doc_offsets, templates):
         _, key = np.unique(tid, return_inverse=True)
     gs = doc_offsets[doc] + start
     ge = doc_offsets[doc] + end
-    o = _by_start_end(gs, ge)
+    o = order_by_start_end(gs, ge)
     return gs[o], ge[o], key.astype(np.int64)[o], df[o]
 
 
-def _by_start_end(gs, ge) -> np.ndarray:
+def order_by_start_end(gs, ge) -> np.ndarray:
     """The order of the ranges by (start, end), stable: one radix sort of
     (start, length) packed in 64 bits when they fit (numpy's lexsort took
     0.7 s on webdocs' 6.3M template occurrences), else the lexsort."""
@@ -479,8 +479,7 @@ def find_blocks_in_ranges(tokens: np.ndarray, doc_offsets: np.ndarray, sigma: in
     blocks are computed a chunk of about ``chunk_tokens`` covered tokens at a
     time after grouping the L-grams (in parts of the hash range past ``part_groups`` texts; the
     defaults :data:`CHUNK_TOKENS`, :data:`PART_GROUPS`; tests make them
-    small): about 18 bytes per covered token, against about 60 for
-    :func:`find_blocks_in_coverage`.  ``templates``: the run's template
+    small): about 18 bytes per covered token.  ``templates``: the run's template
     occurrences, if any: their tokens are covered too (the compacted
     coverage is the union of both), and their windows enter rules 2-6
     chunk by chunk (a template occurrence lies inside one document).  (At
@@ -517,20 +516,21 @@ def find_blocks_in_ranges(tokens: np.ndarray, doc_offsets: np.ndarray, sigma: in
         raise BoilerscopeError("find_blocks: token ids must be >= 0")
     if windows[0].shape[0]:  # the template windows in the compacted positions (a covered run is whole there)
         c_start = K.compact_positions(doc_offsets, compacted[1], compacted[2], windows[0])
+        if c_start.shape[0] and c_start.min() < 0:  # (every occurrence is one of the compacted ranges)
+            raise BoilerscopeError("find_blocks: a template occurrence is not among the covered ranges")
         windows = (c_start, c_start + (windows[1] - windows[0]), windows[2], windows[3])
-    return _blocks_of_compacted(compacted, doc_offsets, sigma, min_len, doc_key, progress,
-                                chunk_tokens or CHUNK_TOKENS, part_groups or PART_GROUPS, windows)
+    return _blocks_of_compacted(compacted, doc_offsets, sigma, min_len, doc_key, progress, chunk_tokens,
+                                part_groups, windows)
 
 
-def _blocks_of_compacted(compacted, doc_offsets, sigma, min_len, doc_key, progress, chunk_tokens=CHUNK_TOKENS,
-                         part_groups=PART_GROUPS, windows=None) -> Blocks:
+def _blocks_of_compacted(compacted, doc_offsets, sigma, min_len, doc_key, progress, chunk_tokens=None,
+                         part_groups=None, windows=None) -> Blocks:
     compact, c_offsets, pos_in_doc, mask = compacted
     b = _blocks_by_chunks(compact, c_offsets, mask, int(sigma), int(min_len),
-                          _doc_key(doc_key, c_offsets.shape[0] - 1), progress, chunk_tokens, part_groups, windows)
+                          _doc_key(doc_key, c_offsets.shape[0] - 1), progress, chunk_tokens or CHUNK_TOKENS,
+                          part_groups or PART_GROUPS, windows)
     n_docs = doc_offsets.shape[0] - 1
     return b.remapped(np.arange(n_docs, dtype=np.int64), pos_in_doc, doc_offsets)
-
-
 
 
 def _blocks_by_chunks(tokens, doc_offsets, within, sigma: int, L: int, doc_key, progress,

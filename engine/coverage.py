@@ -16,7 +16,8 @@ empty document).  Per site: documents, tokens, covered tokens, coverage =
 covered / tokens, and the median and 90th percentile (linear interpolation)
 of the contamination of its documents.
 
-Complexity: O(n) time, 4 bytes per token of scratch for the sweep.
+Complexity: the sweep is O(ranges + documents), with no per-token array;
+the coverage mask, when one is made, O(covered tokens).
 """
 from __future__ import annotations
 

@@ -35,9 +35,9 @@ DEFAULT_SHARE = 0.5
 #: 100M generated tokens, 13.2 at 1B; rounded up).
 IN_MEMORY_BYTES_PER_TOKEN = 17
 #: Peak resident bytes per token of an in-memory ``mine --templates``
-#: (measured: 75 on webdocs' 48M tokens, the libraries included; the
-#: template miner's a-gram sort, its documents' array and the blocks over
-#: the whole corpus; rounded up).
+#: (measured: 75 on webdocs' 48M tokens, the libraries included: the
+#: template miner's a-gram sort and documents' array, the grown templates'
+#: occurrences; rounded up).
 IN_MEMORY_TEMPLATE_BYTES_PER_TOKEN = 80
 #: Largest chunk of the out-of-core scans, in tokens (1 byte per token of
 #: start flags, plus the chunk's token pages).

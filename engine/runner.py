@@ -21,6 +21,7 @@ Per-stage seconds go to the summary; progress is one callable
 from __future__ import annotations
 
 import contextlib
+import os
 import resource
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -92,6 +93,14 @@ def publish_run(st, sid: str, sigma: int, min_len: int, algo: str, frames: dict,
     return run_id
 
 
+def _scratch(st) -> str | None:
+    """The folder of a run's scratch files: the store's arrays folder (on
+    the store's disk, not a RAM-backed temporary folder; the store removes
+    what a killed run left there when it is next opened for writing)."""
+    folder = getattr(st, "arrays_root", None)
+    return folder if folder and os.path.isdir(folder) else None
+
+
 def mine_snapshot(st, sid: str, params: RunParams, *, results: ResultSet | None = None, progress=None,
                   timings: dict | None = None, t_start: float | None = None) -> Run:
     """Mine snapshot ``sid`` of store ``st`` with checked ``params``
@@ -139,7 +148,7 @@ def mine_snapshot(st, sid: str, params: RunParams, *, results: ResultSet | None 
         tstats: dict = {}
         found = mine_templates(tokens, doc_offsets, sigma, params.min_len, params.max_slot, stats=tstats,
                                progress=report, workers=params.workers,
-                               out_of_core=OutOfCore.of_plan(tplan) if template_ooc else None)
+                               out_of_core=OutOfCore.of_plan(tplan, _scratch(st)) if template_ooc else None)
         t_frames = time.perf_counter()
         tf = F.template_frames(found, tokens, doc_offsets, arrays.span_start, arrays.span_end, vocab,
                                meta["doc_id"].to_numpy(), meta["site"].to_list(), (pos, ends))

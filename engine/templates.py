@@ -158,6 +158,7 @@ import numpy as np
 
 from .config import default_workers
 from .constants import DEFAULT_MAX_SLOT, DEFAULT_MAX_SLOTS, MAX_TOKENS_32
+from .errors import BoilerscopeError
 from .params import check_max_slot
 from .kernels import bloomspan as BK
 from .kernels import templates as KT
@@ -262,14 +263,19 @@ def _seeds(c: Corpus, a: int, sigma: int, workers: int = 1):
     del counters, first
     pos = np.flatnonzero(keep)
     del keep
-    h = KT.agram_hashes(c.tokens, pos, a)
-    yield from _seeds_of_pairs(c, h, pos.astype(np.int64, copy=False), a, sigma, workers, 63)
+    pairs = [KT.agram_hashes(c.tokens, pos, a), pos.astype(np.int64, copy=False)]
+    del pos
+    yield from _seeds_of_pairs(c, pairs, a, sigma, workers, 63)
 
 
-def _seeds_of_pairs(c: Corpus, h, pos, a: int, sigma: int, workers: int, bit: int):
-    """The seeds of (hash, position) pairs (positions increasing): sorted by
-    hash, the two halves of the range (split at ``bit``: a run of equal
-    hashes never spans both) in two threads, then cut into runs apart."""
+def _seeds_of_pairs(c: Corpus, pairs: list, a: int, sigma: int, workers: int, bit: int):
+    """The seeds of (hash, position) pairs (``pairs``: the two arrays,
+    positions increasing; the list is emptied, so that the arrays are freed
+    once split): sorted by hash, the two halves of the range (split at
+    ``bit``: a run of equal hashes never spans both) in two threads, then
+    cut into runs apart."""
+    h, pos = pairs
+    pairs.clear()
     if workers > 1:
         h0, p0, h1, p1 = KT.split_on_bit(h, pos, bit)
         halves = [(h0, p0), (h1, p1)]
@@ -301,12 +307,15 @@ class OutOfCore:
     """How the template miner stays within a memory budget.
 
     ``chunk_tokens``: tokens of the documents the filters scan at once;
-    ``part_entries``: surviving a-gram positions sorted at once (32 bytes
-    each with the sort's buffers): past it the hash range is cut into
-    parts, each filtered, sorted and grown in its own pass;
+    ``part_entries``: surviving a-gram positions sorted at once, on average
+    (32 bytes each with the sort's buffers; the pairs are freed once split
+    between the sort's two threads): past it the hash range is cut into
+    2^b parts, each sorted and grown in its own pass (a part holds every
+    occurrence of its a-grams, so a very frequent one can make it larger);
     ``filter_bytes``: the counters (0: the in-memory size);
-    ``scratch``: the folder of the documents' scratch file (None: the
-    system's temporary folder)."""
+    ``scratch``: the folder of the documents' scratch file (the runner
+    gives the store's arrays folder, whose leftovers the store removes;
+    None: the system's temporary folder)."""
 
     chunk_tokens: int
     part_entries: int
@@ -331,7 +340,14 @@ def _doc_of_file(doc_offsets, folder: str, chunk_tokens: int):
     ``folder``, written a chunk of documents at a time: the growth reads it
     from the page cache, not from anonymous memory."""
     n = int(doc_offsets[-1])
-    mm = np.memmap(os.path.join(folder, "doc_of.i32"), np.int32, "w+", shape=(max(n, 1),))
+    path = os.path.join(folder, "doc_of.i32")
+    try:  # the disk space reserved first: a full disk is this error, not a crash when the map is written
+        with open(path, "wb") as fh:
+            os.posix_fallocate(fh.fileno(), 0, 4 * max(n, 1))
+    except OSError as exc:
+        raise BoilerscopeError(f"no room for the template miner's scratch file ({4 * n:,} bytes) in {folder} "
+                               f"({exc.strerror or exc}); free disk space there") from None
+    mm = np.memmap(path, np.int32, "r+", shape=(max(n, 1),))
     for d0, d1 in doc_chunks(doc_offsets, chunk_tokens):
         lo, hi = int(doc_offsets[d0]), int(doc_offsets[d1])
         mm[lo:hi] = np.repeat(np.arange(d0, d1, dtype=np.int32), np.diff(doc_offsets[d0:d1 + 1]))
@@ -385,12 +401,13 @@ def _seed_parts(c: Corpus, a: int, sigma: int, workers: int, ooc: OutOfCore, n_k
         survivors += int(np.count_nonzero(keep))
         packed.append(np.packbits(keep))
         del keep
-    del counters
+    del counters, first
     bits = 0
     while survivors > (ooc.part_entries << bits) and bits < MAX_PART_BITS:
         bits += 1
     log.info("templates: %d a-gram positions pass the filter, sorted in %d part(s) of the hash range",
              survivors, 1 << bits)
+    largest = 0
     for part in range(1 << bits):
         hs, ps = [], []
         for (d0, d1), bits_of in zip(chunks, packed):
@@ -400,10 +417,15 @@ def _seed_parts(c: Corpus, a: int, sigma: int, workers: int, ooc: OutOfCore, n_k
             hs.append(h)
             ps.append(p)
             pager.release()
-        h, p = np.concatenate(hs), np.concatenate(ps)
+        pairs = [np.concatenate(hs), np.concatenate(ps)]
         del hs, ps
-        yield list(_seeds_of_pairs(c, h, p, a, sigma, workers, 63 - bits)), part, 1 << bits
-        del h, p
+        largest = max(largest, pairs[0].shape[0])
+        seeds = list(_seeds_of_pairs(c, pairs, a, sigma, workers, 63 - bits))  # (frees the pairs)
+        yield seeds, part, 1 << bits
+        del seeds
+    if largest > ooc.part_entries:
+        log.info("templates: the largest part of the hash range held %d a-gram positions (%d planned)",
+                 largest, ooc.part_entries)
 
 
 def mine_templates(tokens, doc_offsets, sigma: int, min_len: int, max_slot: int = DEFAULT_MAX_SLOT,
@@ -457,10 +479,14 @@ def mine_templates(tokens, doc_offsets, sigma: int, min_len: int, max_slot: int 
                                                                      dir=out_of_core.scratch))
             offsets = np.ascontiguousarray(doc_offsets, dtype=np.int64)
             c = Corpus(tokens, offsets, _doc_of_file(offsets, folder, out_of_core.chunk_tokens))
-        return _mine(c, sigma, min_len, w_max, max_slots, max_work, stats, progress, workers, out_of_core, t0)
+        return _mine(c, sigma, min_len, w_max, max_slots, max_work, stats, progress, workers, out_of_core,
+                     time.perf_counter() - t0)
 
 
-def _mine(c: Corpus, sigma, min_len, w_max, max_slots, max_work, stats, progress, workers, out_of_core, t0):
+def _mine(c: Corpus, sigma, min_len, w_max, max_slots, max_work, stats, progress, workers, out_of_core,
+          t_corpus: float):
+    """:func:`mine_templates` on a :class:`Corpus` made in ``t_corpus``
+    seconds (counted with the seeds)."""
     a = anchor_length(min_len)
     workers = max(1, int(workers or default_workers()))
     n_keys = int(c.tokens.max()) + 1 if c.tokens.shape[0] else 1
@@ -496,7 +522,7 @@ def _mine(c: Corpus, sigma, min_len, w_max, max_slots, max_work, stats, progress
         return out
 
     found, n_seeds, n_nodes, truncated = [], 0, 0, []
-    t_seeds = t_growth = 0.0
+    t_seeds, t_growth = t_corpus, 0.0
     with ThreadPoolExecutor(workers) if workers > 1 else contextlib.nullcontext() as pool:
         k = 0
         while True:

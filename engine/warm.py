@@ -16,7 +16,7 @@ from .kernels.shape import lz78_phrases
 from .neardup import DedupConfig, detect
 from .planner import MiningPlan, mine_tokens, warm_up
 from .shape import choose_algorithm
-from .templates import mine_templates
+from .templates import OutOfCore, mine_templates
 from .tokenizer import tokenize_arrow
 
 
@@ -46,10 +46,12 @@ def main() -> None:
         mine_tokens(tokens, offsets, 3, 2, 3, memory=1)  # out of core
         mine_tokens(tokens, offsets, 3, 2, 2, algo="fhk")
         choose_algorithm(tokens, offsets, 2, 2)
-        # blocks: on the coverage (a run without templates), whole with templates, sigma 1
+        # blocks: in the run's ranges (with and without templates), whole (Spark, sigma 1)
         covered = np.ones(tokens.shape[0], bool)
         find_blocks_in_ranges(tokens, offsets, 2, 2, offsets[:-1].copy(), offsets[1:].copy()).block_of_groups(
             np.zeros(1, np.int64), np.zeros(1, np.int64), np.zeros(1, np.int64), np.ones(1, np.int64), 1)
+        find_blocks_in_ranges(tokens, offsets, 2, 2, offsets[:-1].copy(), offsets[1:].copy(),
+                              templates=TemplateOccurrences(*(np.array([x], np.int64) for x in (0, 0, 2, 0, 2))))
         find_blocks(tokens, offsets, 2, 2, TemplateOccurrences(*(np.array([x], np.int64) for x in (0, 0, 2, 0, 2))),
                     within=covered)
         find_blocks(tokens, offsets, 2, 2)
@@ -62,7 +64,9 @@ def main() -> None:
                 detect(tokens, offsets, np.arange(3), DedupConfig(method=desc, sketch=scheme, sketch_size=4, threshold=1))
     _say(4, "the templates' kernels", t)
     KC.distinct_per_group(np.zeros(1, np.int64), np.ones(1, np.int64), np.zeros(1, np.int64), 1)
-    mine_templates(np.array([0, 1, 5, 2, 3, 0, 1, 6, 2, 3], np.int32), np.array([0, 5, 10], np.int64), 2, 4, 2)
+    for ooc in (None, OutOfCore(chunk_tokens=5, part_entries=1)):  # in memory, out of core
+        mine_templates(np.array([0, 1, 5, 2, 3, 0, 1, 6, 2, 3], np.int32), np.array([0, 5, 10], np.int64), 2, 4, 2,
+                       out_of_core=ooc)
     _say(5, "the coverage kernels", t)
     covered_runs(np.zeros(1, np.int64), np.ones(1, np.int64), np.array([1, 2], np.int64), np.array([2, 4], np.int64),
                  np.array([0, 4], np.int64))

@@ -455,3 +455,16 @@ def test_sparse_template_ids_give_the_dense_ids_blocks(case):
     assume(templates)
     sparse = [(d, a, e, tid * 10**9 + 7, df) for d, a, e, tid, df in templates]
     assert partition(run(docs, sigma, L, sparse)) == partition(run(docs, sigma, L, templates))
+
+
+def test_windows_by_start_then_end_past_the_packed_key():
+    """The template windows' order: a radix sort of (start, length) packed in
+    64 bits, and numpy's lexsort when they do not fit; both the stable
+    (start, end) order."""
+    import engine.blocks as B
+    rng = np.random.default_rng(3)
+    for top in (1 << 20, 1 << 61):  # packed; too large to pack with lengths up to 2^10
+        gs = rng.integers(0, top, 500).astype(np.int64)
+        gs[:100] = gs[0]
+        ge = gs + rng.integers(1, 1 << 10, 500)
+        assert B.order_by_start_end(gs, ge).tolist() == np.lexsort((ge, gs)).tolist()

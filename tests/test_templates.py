@@ -365,6 +365,8 @@ def test_covered_runs_equal_the_brute_force(data):
                     p_end.append(data.draw(st.integers(i + 1, e)))
                 i = data.draw(st.integers(i + 1, e))
     order = np.argsort(np.array(p_start, np.int64), kind="stable")
+    if data.draw(st.booleans()):  # the phrases' ranges in any order (sorted by the wrapper)
+        order = np.array(data.draw(st.permutations(list(range(len(p_start))))), np.int64)
     got = covered_runs(np.array(p_start, np.int64)[order], np.array(p_end, np.int64)[order],
                        np.array([s for s, _ in ranges], np.int64), np.array([e for _, e in ranges], np.int64), off)
     assert got[0].tolist() == [sum(k > 0 for k in kinds[a:b]) for a, b in zip(off[:-1], off[1:])]
@@ -416,3 +418,33 @@ def test_a_long_sidebar_is_not_charged_per_token_of_its_pattern():
     unbounded = mine_templates(flat, off, 3, 10, 2, max_work=0, workers=1)
     assert [(t.pattern, t.df) for t in bounded] == [(t.pattern, t.df) for t in unbounded]
     assert [len(t.pattern) for t in bounded] == [2004]
+
+
+def test_out_of_core_scratch_is_removed_and_a_full_disk_is_one_clear_error(tmp_path, monkeypatch):
+    """The documents' scratch file lives in ``OutOfCore.scratch`` only while
+    the miner runs: removed after it, also when it fails; no room for it is
+    one clear error, before any growth."""
+    from engine import templates as T
+    docs = [["p", "q", "x", "r", "s", "t"], ["p", "q", "y", "r", "s", "t"], ["p", "q", "z", "r", "s", "t"]]
+    vocab = {}
+    flat = np.array([vocab.setdefault(t, len(vocab)) for d in docs for t in d], np.int32)
+    off = np.array([0, 6, 12, 18], np.int64)
+    ooc = T.OutOfCore(chunk_tokens=7, part_entries=1, scratch=str(tmp_path))
+    assert [t.pattern for t in mine_templates(flat, off, 3, 4, 2, out_of_core=ooc)] == \
+        [t.pattern for t in mine_templates(flat, off, 3, 4, 2)]
+    assert list(tmp_path.iterdir()) == []
+
+    def broken(*args):
+        raise RuntimeError("a growth that fails")
+    monkeypatch.setattr(T.KT, "grow_seed", broken)
+    with pytest.raises(RuntimeError):
+        mine_templates(flat, off, 3, 4, 2, out_of_core=ooc, workers=1)
+    assert list(tmp_path.iterdir()) == []
+    monkeypatch.undo()
+
+    def full(fd, offset, size):
+        raise OSError(28, "No space left on device")
+    monkeypatch.setattr(T.os, "posix_fallocate", full)
+    with pytest.raises(BoilerscopeError, match="no room for the template miner's scratch file"):
+        mine_templates(flat, off, 3, 4, 2, out_of_core=ooc)
+    assert list(tmp_path.iterdir()) == []

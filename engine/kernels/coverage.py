@@ -119,7 +119,7 @@ def _merged(starts, ends):
 @njit(**NJIT)
 def _emit(doc_offsets, d, a, b, k, rs, re_, rk, per_doc, m, fill):
     """The run [a, b) of kind k cut at document ends (from document ``d``
-    on); returns the next run index and the document of ``a``."""
+    on); returns the next run index and the document where the run ends."""
     while doc_offsets[d + 1] <= a:
         d += 1
     while a < b:

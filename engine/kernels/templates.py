@@ -15,15 +15,21 @@ SLOT = -1
 
 
 @njit(**NJIT)
-def agram_hashes(tokens, pos, a):
-    """A 64-bit hash of the a tokens from each position (FNV-style over the
+def agram_hash(tokens, p, a):
+    """A 64-bit hash of the a tokens from position ``p`` (FNV-style over the
     ids, then mixed); equal a-grams hash equal."""
+    h = FNV_OFFSET
+    for k in range(a):
+        h = (h ^ np.uint64(tokens[p + k])) * FNV_PRIME
+    return mix64(h)
+
+
+@njit(**NJIT)
+def agram_hashes(tokens, pos, a):
+    """:func:`agram_hash` of each position."""
     out = np.empty(pos.shape[0], np.uint64)
     for i in range(pos.shape[0]):
-        h = FNV_OFFSET
-        for k in range(a):
-            h = (h ^ np.uint64(tokens[pos[i] + k])) * FNV_PRIME
-        out[i] = mix64(h)
+        out[i] = agram_hash(tokens, pos[i], a)
     return out
 
 
@@ -59,7 +65,7 @@ def split_on_bit(keys, values, bit):
 @njit(**NJIT)
 def agram_part(tokens, keep, lo, a, bits, part):
     """The kept positions ``lo + j`` (``keep[j]`` set) whose a-gram hash
-    (:func:`agram_hashes`) has ``part`` as its top ``bits`` bits (every one
+    (:func:`agram_hash`) has ``part`` as its top ``bits`` bits (every one
     when ``bits`` is 0), as ``hashes, positions`` in position order: one
     part of the hash range, for the out-of-core seeds.  Two passes over
     ``keep`` (count, then fill), each hashing the kept positions."""
@@ -75,10 +81,7 @@ def agram_part(tokens, keep, lo, a, bits, part):
             m = 0
         for j in range(keep.shape[0]):
             if keep[j]:
-                h = FNV_OFFSET
-                for k in range(a):
-                    h = (h ^ np.uint64(tokens[lo + j + k])) * FNV_PRIME
-                h = mix64(h)
+                h = agram_hash(tokens, lo + j, a)
                 if bits == 0 or (h >> shift) == want:
                     if fill:
                         hs[m] = h
