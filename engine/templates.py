@@ -356,7 +356,7 @@ def _doc_of_file(doc_offsets, folder: str, chunk_tokens: int):
     return np.asarray(mm)[:n]
 
 
-def _seed_parts(c: Corpus, a: int, sigma: int, workers: int, ooc: OutOfCore, n_keys: int):
+def _seed_parts(c: Corpus, a: int, sigma: int, workers: int, ooc: OutOfCore, n_keys: int, progress=None):
     """The seeds of :func:`_seeds`, one list per part of the hash range, in
     the same order, with memory in the budget: the a-gram filter's two
     scans read a chunk of documents at a time (their counters accumulate
@@ -365,7 +365,9 @@ def _seed_parts(c: Corpus, a: int, sigma: int, workers: int, ooc: OutOfCore, n_k
     bits: the parts come in hash order) the survivors whose a-gram hashes
     into it are collected (:func:`engine.kernels.templates.agram_part`),
     sorted and cut into seeds.  A seed's positions all hash alike, so every
-    seed is in one part, whole."""
+    seed is in one part, whole.  ``progress`` hears ("template seeds",
+    fraction) after each chunk of the two scans (a cancelled run stops
+    there)."""
     n = c.tokens.shape[0]
     if n == 0:
         return
@@ -390,17 +392,20 @@ def _seed_parts(c: Corpus, a: int, sigma: int, workers: int, ooc: OutOfCore, n_k
 
     counters = [np.zeros(size, np.uint8) for _ in range(max(1, workers))]
     first = [np.zeros(n_keys, np.int64) for _ in counters]  # per-first-token counts, unused here
-    for d0, d1 in chunks:
+    report = progress or (lambda stage, fraction: None)
+    for i, (d0, d1) in enumerate(chunks):
         scan(counters, True, d0, d1)
+        report("template seeds", (i + 1) / (2 * len(chunks)))
     for other in counters[1:]:
         BK.merge_counters(counters[0], other)
     del counters[1:]
     packed, survivors = [], 0
-    for d0, d1 in chunks:
+    for i, (d0, d1) in enumerate(chunks):
         keep = scan(counters, False, d0, d1)
         survivors += int(np.count_nonzero(keep))
         packed.append(np.packbits(keep))
         del keep
+        report("template seeds", (len(chunks) + i + 1) / (2 * len(chunks)))
     del counters, first
     bits = 0
     while survivors > (ooc.part_entries << bits) and bits < MAX_PART_BITS:
@@ -493,7 +498,7 @@ def _mine(c: Corpus, sigma, min_len, w_max, max_slots, max_work, stats, progress
     if out_of_core is None:
         parts = ((list(_seeds(c, a, sigma, workers)), 0, 1) for _ in range(1))  # (made in next(): timed)
     else:
-        parts = _seed_parts(c, a, sigma, workers, out_of_core, n_keys)
+        parts = _seed_parts(c, a, sigma, workers, out_of_core, n_keys, progress)
     scratch = threading.local()
 
     # the growth's embeddings hold positions in the seeds' width: int32 when

@@ -422,8 +422,9 @@ def test_a_long_sidebar_is_not_charged_per_token_of_its_pattern():
 
 def test_out_of_core_scratch_is_removed_and_a_full_disk_is_one_clear_error(tmp_path, monkeypatch):
     """The documents' scratch file lives in ``OutOfCore.scratch`` only while
-    the miner runs: removed after it, also when it fails; no room for it is
-    one clear error, before any growth."""
+    the miner runs: removed after it, also when it fails or is cancelled
+    (the filters' scans report progress); no room for it is one clear
+    error, before any growth."""
     from engine import templates as T
     docs = [["p", "q", "x", "r", "s", "t"], ["p", "q", "y", "r", "s", "t"], ["p", "q", "z", "r", "s", "t"]]
     vocab = {}
@@ -441,6 +442,17 @@ def test_out_of_core_scratch_is_removed_and_a_full_disk_is_one_clear_error(tmp_p
         mine_templates(flat, off, 3, 4, 2, out_of_core=ooc, workers=1)
     assert list(tmp_path.iterdir()) == []
     monkeypatch.undo()
+
+    seen = []
+
+    def cancel(stage, fraction):  # a cancelled run: its next progress report raises
+        seen.append((stage, fraction))
+        if stage == "template seeds" and fraction >= 0.5:
+            raise KeyboardInterrupt
+    with pytest.raises(KeyboardInterrupt):
+        mine_templates(flat, off, 3, 4, 2, out_of_core=ooc, progress=cancel)
+    assert seen and all(stage == "template seeds" for stage, _ in seen)
+    assert list(tmp_path.iterdir()) == []
 
     def full(fd, offset, size):
         raise OSError(28, "No space left on device")
