@@ -29,6 +29,22 @@ import numba
 
 numba.config.THREADING_LAYER = "workqueue"
 
+
+def _no_blas(*args, **kwargs):
+    raise ImportError("no BLAS: no kernel of boilerscope uses np.dot or np.linalg")
+
+
+# Numba probes for scipy's BLAS when it loads its first kernel: its array
+# math module, imported then, binds numba.np.linalg.ensure_blas and calls it,
+# which imports scipy.linalg when scipy is installed (0.3 s of every
+# process here; scipy comes with the bench's datasketch, and with many data
+# environments).  No kernel here uses BLAS (test_layers checks that, and
+# that loading a kernel imports no scipy), so the probe is answered before
+# that module is imported.
+import numba.np.linalg  # noqa: E402
+
+numba.np.linalg.ensure_blas = _no_blas
+
 #: Flags of every ``@njit`` kernel in :mod:`engine.kernels`.
 NJIT = dict(cache=True, nogil=True, error_model="numpy", boundscheck=False)
 

@@ -80,6 +80,24 @@ def test_kernels_are_pure():
         assert {m.split(".")[0] for m in outside} <= allowed, (path, outside)
 
 
+def test_no_kernel_uses_blas_and_loading_one_imports_no_scipy_linalg():
+    """engine/config.py answers numba's BLAS probe "no" (it imported
+    scipy.linalg, 0.3 s of every process): so no kernel may use np.dot,
+    np.linalg or the @ operator, and a process that loads a cached kernel
+    must not import scipy.linalg (a numba upgrade that probes elsewhere
+    shows here)."""
+    import subprocess
+    import sys
+    for path, text in sources(os.path.join("engine", "kernels")):
+        assert not re.search(r"np\.(dot|linalg|matmul|vdot|inner|outer)\b|\w\s@\s\w", text), path
+    code = ("import sys, numpy as np\n"
+            "from engine.planner import plan_mining\n"
+            "plan_mining(np.arange(64, dtype=np.int32) % 5, np.array([0, 32, 64], np.int64), 2, 3)\n"
+            "print('scipy.linalg' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False", out.stderr
+
+
 def test_no_module_uses_another_modules_private_names():
     """No ``from x import _name`` and no ``x._name`` of another project module."""
     bad = []
