@@ -98,6 +98,27 @@ def test_no_kernel_uses_blas_and_loading_one_imports_no_scipy_linalg():
     assert out.stdout.strip() == "False", out.stderr
 
 
+def test_re_mining_a_store_imports_no_pandas(tmp_path):
+    """pandas (0.2 s to import) has no part in `mine STORE`: pyarrow imports
+    it for any pa.array or pa.scalar of Python or numpy values, so the
+    mining path builds its Arrow tables through polars."""
+    import subprocess
+    import sys
+    from tests.support import documents, write_parquet
+    write_parquet(tmp_path / "s.parquet", documents(40, seed=1))
+    subprocess.run([sys.executable, "-m", "engine.cli", "ingest", "s.parquet", "--db", "s.duckdb", "--quiet"],
+                   cwd=tmp_path, check=True, env={**os.environ, "PYTHONPATH": ROOT})
+    code = ("import runpy, sys\n"
+            "sys.argv = ['boilerscope', 'mine', 's.duckdb', '--sigma', '3', '--out', 'r', '--quiet']\n"
+            "try:\n    runpy.run_module('engine.cli', run_name='__main__')\nexcept SystemExit as e:\n"
+            "    assert not e.code, e.code\n"
+            "print('pandas' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=True,
+                         env={**os.environ, "PYTHONPATH": ROOT})
+    assert out.stdout.strip().splitlines()[-1] == "False", out.stdout + out.stderr
+    assert (tmp_path / "r" / "blocks.parquet").exists()
+
+
 def test_no_module_uses_another_modules_private_names():
     """No ``from x import _name`` and no ``x._name`` of another project module."""
     bad = []
