@@ -498,17 +498,17 @@ def find_blocks_in_ranges(tokens: np.ndarray, doc_offsets: np.ndarray, sigma: in
     if starts.shape[0] and ((ends <= starts).any() or (np.diff(starts) < 0).any() or starts[0] < 0
                             or ends.max() > doc_offsets[-1]):
         raise BoilerscopeError(bad)
-    windows = _template_windows(doc_offsets, templates)
     if int(sigma) < 2 or tokens.shape[0] == 0:
         within = C.ranges_mask(tokens.shape[0], starts, ends)
         if templates is None:
             return find_blocks_in_coverage(tokens, doc_offsets, sigma, min_len, within, doc_key, progress)
         return find_blocks(np.ascontiguousarray(tokens, np.int32), doc_offsets, sigma, min_len, templates,
                            progress=progress, within=within, doc_key=doc_key)
+    windows = _template_windows(doc_offsets, templates)
     if windows[0].shape[0]:  # the covered tokens: the phrases' ranges and the template occurrences
-        o = np.argsort(np.concatenate((starts, windows[0])), kind="stable")
-        starts, ends = np.concatenate((starts, windows[0]))[o], np.concatenate((ends, windows[1]))[o]
-        del o
+        starts, ends = np.concatenate((starts, windows[0])), np.concatenate((ends, windows[1]))
+        o = np.argsort(starts, kind="stable")
+        starts, ends = starts[o], ends[o]
     *compacted, ok = K.compact_ranges(np.ascontiguousarray(tokens, np.int32), doc_offsets, starts, ends)
     if not ok:
         raise BoilerscopeError(bad)

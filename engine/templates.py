@@ -230,44 +230,6 @@ class Corpus:
         return 1 + int(np.count_nonzero(d[1:] != d[:-1]))
 
 
-def _seeds(c: Corpus, a: int, sigma: int, workers: int = 1):
-    """Position arrays (sorted) of every distinct a-gram with df >= sigma, in
-    the order of their hashes.
-
-    The verbatim pipeline's steps 3b-3c (:func:`engine.kernels.bloomspan.lgram_filter`:
-    saturating counters of the a-gram hashes, one set per worker over its
-    share of the documents, merged; then the positions whose counter reaches
-    sigma) drop the Zipf tail in two linear scans; the survivors are sorted
-    by a 64-bit hash (:func:`engine.kernels.templates.radix_sort_pairs`, the
-    two halves of the hash range in two threads) and
-    split into runs, each verified token by token (a 64-bit collision is
-    split by the tokens).
-    """
-    n = c.tokens.shape[0]
-    if n == 0:
-        return
-    parts = split_docs(c.doc_offsets, workers)
-    keep = np.ones(n, np.uint8)
-    size = filter_bytes_for(n)
-    counters = [np.zeros(size, np.uint8) for _ in parts]
-    n_keys = int(c.tokens.max()) + 1
-    first = [np.zeros(n_keys, np.int64) for _ in parts]  # lgram_filter's per-first-token counts, unused here
-    threshold = min(sigma, 255)
-    jobs = list(enumerate(parts))
-    run_parallel(lambda ir: BK.lgram_filter(c.tokens, c.doc_offsets, ir[1][0], ir[1][1], keep, a, counters[ir[0]],
-                                            threshold, first[ir[0]], True), jobs)
-    for other in counters[1:]:
-        BK.merge_counters(counters[0], other)
-    run_parallel(lambda ir: BK.lgram_filter(c.tokens, c.doc_offsets, ir[1][0], ir[1][1], keep, a, counters[0],
-                                            threshold, first[ir[0]], False), jobs)
-    del counters, first
-    pos = np.flatnonzero(keep)
-    del keep
-    pairs = [KT.agram_hashes(c.tokens, pos, a), pos.astype(np.int64, copy=False)]
-    del pos
-    yield from _seeds_of_pairs(c, pairs, a, sigma, workers, 63)
-
-
 def _seeds_of_pairs(c: Corpus, pairs: list, a: int, sigma: int, workers: int, bit: int):
     """The seeds of (hash, position) pairs (``pairs``: the two arrays,
     positions increasing; the list is emptied, so that the arrays are freed
@@ -356,25 +318,33 @@ def _doc_of_file(doc_offsets, folder: str, chunk_tokens: int):
     return np.asarray(mm)[:n]
 
 
-def _seed_parts(c: Corpus, a: int, sigma: int, workers: int, ooc: OutOfCore, n_keys: int, progress=None):
-    """The seeds of :func:`_seeds`, one list per part of the hash range, in
-    the same order, with memory in the budget: the a-gram filter's two
-    scans read a chunk of documents at a time (their counters accumulate
-    over the chunks, which no document spans), each chunk's survivors kept
-    as bits (one per token); then for each part of the hash range (its top
-    bits: the parts come in hash order) the survivors whose a-gram hashes
-    into it are collected (:func:`engine.kernels.templates.agram_part`),
-    sorted and cut into seeds.  A seed's positions all hash alike, so every
-    seed is in one part, whole.  ``progress`` hears ("template seeds",
-    fraction) after each chunk of the two scans (a cancelled run stops
-    there)."""
+def _seed_parts(c: Corpus, a: int, sigma: int, workers: int, ooc: OutOfCore, n_keys: int, progress=None,
+                release: bool = True):
+    """Position arrays (sorted) of every distinct a-gram with df >= sigma, in
+    the order of their hashes, one list per part of the hash range (one
+    part, one chunk in memory: ``ooc`` as large as the corpus).
+
+    The verbatim pipeline's steps 3b-3c (:func:`engine.kernels.bloomspan.lgram_filter`:
+    saturating counters of the a-gram hashes, one set per worker over its
+    share of a chunk's documents, merged; then the positions whose counter
+    reaches sigma) drop the Zipf tail in two linear scans, a chunk of
+    documents at a time (the counters accumulate over the chunks, which no
+    document spans), each chunk's survivors kept as bits.  Then for each
+    part of the hash range (its top bits: the parts come in hash order) the
+    survivors whose a-gram hashes into it are collected (their hashes
+    computed again in each part's pass), sorted by hash
+    (:func:`_seeds_of_pairs`) and split into runs, each verified token by
+    token.  A seed's positions all hash alike, so every seed is in one
+    part, whole.  ``progress`` hears ("template seeds", fraction) after each
+    chunk of the two scans (a cancelled run stops there); ``release``: give
+    back the token pages each chunk read (out of core)."""
     n = c.tokens.shape[0]
     if n == 0:
         return
     chunks = doc_chunks(c.doc_offsets, ooc.chunk_tokens)
     size = ooc.filter_bytes or filter_bytes_for(n)
     threshold = min(sigma, 255)
-    pager = Pager(c.tokens)
+    pager = Pager(c.tokens if release else None)
 
     def chunk_view(d0, d1):
         lo, hi = int(c.doc_offsets[d0]), int(c.doc_offsets[d1])
@@ -417,12 +387,17 @@ def _seed_parts(c: Corpus, a: int, sigma: int, workers: int, ooc: OutOfCore, n_k
         hs, ps = [], []
         for (d0, d1), bits_of in zip(chunks, packed):
             lo, hi = int(c.doc_offsets[d0]), int(c.doc_offsets[d1])
-            keep = np.unpackbits(bits_of, count=hi - lo)
-            h, p = KT.agram_part(c.tokens, keep, lo, a, bits, part)
+            p = np.flatnonzero(np.unpackbits(bits_of, count=hi - lo)).astype(np.int64, copy=False)
+            if lo:
+                p += lo
+            h = KT.agram_hashes(c.tokens, p, a)
+            if bits:  # the part's share: its top bits
+                inside = (h >> np.uint64(64 - bits)) == np.uint64(part)
+                h, p = h[inside], p[inside]
             hs.append(h)
             ps.append(p)
             pager.release()
-        pairs = [np.concatenate(hs), np.concatenate(ps)]
+        pairs = [hs[0], ps[0]] if len(hs) == 1 else [np.concatenate(hs), np.concatenate(ps)]
         del hs, ps
         largest = max(largest, pairs[0].shape[0])
         seeds = list(_seeds_of_pairs(c, pairs, a, sigma, workers, 63 - bits))  # (frees the pairs)
@@ -495,10 +470,9 @@ def _mine(c: Corpus, sigma, min_len, w_max, max_slots, max_work, stats, progress
     a = anchor_length(min_len)
     workers = max(1, int(workers or default_workers()))
     n_keys = int(c.tokens.max()) + 1 if c.tokens.shape[0] else 1
-    if out_of_core is None:
-        parts = ((list(_seeds(c, a, sigma, workers)), 0, 1) for _ in range(1))  # (made in next(): timed)
-    else:
-        parts = _seed_parts(c, a, sigma, workers, out_of_core, n_keys, progress)
+    whole = max(1, c.tokens.shape[0])  # in memory: one chunk, one part
+    parts = _seed_parts(c, a, sigma, workers, out_of_core or OutOfCore(chunk_tokens=whole, part_entries=whole),
+                        n_keys, progress, release=out_of_core is not None)
     scratch = threading.local()
 
     # the growth's embeddings hold positions in the seeds' width: int32 when

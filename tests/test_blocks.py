@@ -43,6 +43,20 @@ def partition(B: Blocks):
     return out
 
 
+def covered_runs(covered, off):
+    """The runs of a coverage mask cut at document ends, as (starts, ends)
+    arrays: a run's covered ranges as find_blocks_in_ranges takes them."""
+    edges = np.flatnonzero(np.diff(np.concatenate(([0], covered.astype(np.int8), [0]))))
+    starts, ends = [], []
+    for a, b in zip(edges[::2].tolist(), edges[1::2].tolist()):
+        while a < b:
+            e = min(b, int(off[int(np.searchsorted(off, a, side="right"))]))
+            starts.append(a)
+            ends.append(e)
+            a = e
+    return np.array(starts, np.int64), np.array(ends, np.int64)
+
+
 def majority(blocks, ranges):
     """Oracle of block_of_groups: the block holding most tokens of the ranges, ties the smaller id."""
     count = {}
@@ -387,15 +401,7 @@ def test_the_chunked_blocks_with_int64_ids_are_the_same(case):
     docs, sigma, L, _ = case
     flat, off = flatten(docs)
     want = find_blocks(flat, off, sigma, L)
-    edges = np.flatnonzero(np.diff(np.concatenate(([0], (want.token_blocks() >= 0).astype(np.int8), [0]))))
-    starts, ends = [], []
-    for a, b in zip(edges[::2].tolist(), edges[1::2].tolist()):  # the covered runs, cut at document ends
-        while a < b:
-            e = min(b, int(off[int(np.searchsorted(off, a, side="right"))]))
-            starts.append(a)
-            ends.append(e)
-            a = e
-    args = (flat, off, sigma, L, np.array(starts, np.int64), np.array(ends, np.int64))
+    args = (flat, off, sigma, L, *covered_runs(want.token_blocks() >= 0, off))
     narrow = B.find_blocks_in_ranges(*args, chunk_tokens=5)
     saved, B.WIDE_IDS_FROM = B.WIDE_IDS_FROM, 0  # (hypothesis runs this many times: no function fixture)
     try:
@@ -420,16 +426,7 @@ def test_blocks_in_ranges_with_templates_are_the_same(case, data):
     occ = occurrences(templates)
     key = np.arange(len(docs))[::-1].copy()
     want = find_blocks(flat, off, sigma, L, occ, doc_key=key)
-    phrases = find_blocks(flat, off, sigma, L).token_blocks() >= 0
-    edges = np.flatnonzero(np.diff(np.concatenate(([0], phrases.astype(np.int8), [0]))))
-    starts, ends = [], []
-    for a, b in zip(edges[::2].tolist(), edges[1::2].tolist()):  # the covered runs, cut at document ends
-        while a < b:
-            e = min(b, int(off[int(np.searchsorted(off, a, side="right"))]))
-            starts.append(a)
-            ends.append(e)
-            a = e
-    args = (flat, off, sigma, L, np.array(starts, np.int64), np.array(ends, np.int64))
+    args = (flat, off, sigma, L, *covered_runs(find_blocks(flat, off, sigma, L).token_blocks() >= 0, off))
     for chunk in (None, data.draw(st.integers(1, 12))):
         got = find_blocks_in_ranges(*args, doc_key=key, templates=occ, chunk_tokens=chunk,
                                     part_groups=data.draw(st.integers(1, 6)))

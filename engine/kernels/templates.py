@@ -15,21 +15,15 @@ SLOT = -1
 
 
 @njit(**NJIT)
-def agram_hash(tokens, p, a):
-    """A 64-bit hash of the a tokens from position ``p`` (FNV-style over the
-    ids, then mixed); equal a-grams hash equal."""
-    h = FNV_OFFSET
-    for k in range(a):
-        h = (h ^ np.uint64(tokens[p + k])) * FNV_PRIME
-    return mix64(h)
-
-
-@njit(**NJIT)
 def agram_hashes(tokens, pos, a):
-    """:func:`agram_hash` of each position."""
+    """A 64-bit hash of the a tokens from each position (FNV-style over the
+    ids, then mixed); equal a-grams hash equal."""
     out = np.empty(pos.shape[0], np.uint64)
     for i in range(pos.shape[0]):
-        out[i] = agram_hash(tokens, pos[i], a)
+        h = FNV_OFFSET
+        for k in range(a):
+            h = (h ^ np.uint64(tokens[pos[i] + k])) * FNV_PRIME
+        out[i] = mix64(h)
     return out
 
 
@@ -60,34 +54,6 @@ def split_on_bit(keys, values, bit):
             v0[a] = values[j]
             a += 1
     return k0, v0, k1, v1
-
-
-@njit(**NJIT)
-def agram_part(tokens, keep, lo, a, bits, part):
-    """The kept positions ``lo + j`` (``keep[j]`` set) whose a-gram hash
-    (:func:`agram_hash`) has ``part`` as its top ``bits`` bits (every one
-    when ``bits`` is 0), as ``hashes, positions`` in position order: one
-    part of the hash range, for the out-of-core seeds.  Two passes over
-    ``keep`` (count, then fill), each hashing the kept positions."""
-    shift = np.uint64(64 - bits) if bits > 0 else np.uint64(0)
-    want = np.uint64(part)
-    hs = np.empty(0, np.uint64)
-    ps = np.empty(0, np.int64)
-    m = 0
-    for fill in (False, True):
-        if fill:
-            hs = np.empty(m, np.uint64)
-            ps = np.empty(m, np.int64)
-            m = 0
-        for j in range(keep.shape[0]):
-            if keep[j]:
-                h = agram_hash(tokens, lo + j, a)
-                if bits == 0 or (h >> shift) == want:
-                    if fill:
-                        hs[m] = h
-                        ps[m] = lo + j
-                    m += 1
-    return hs, ps
 
 
 @njit(**NJIT)
