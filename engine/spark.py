@@ -717,12 +717,13 @@ BROADCAST_SEEDS = 200_000
 
 
 def mine_partitioned(spark, docs, sigma: int, L: int, parts: int | None = None, buckets: int | None = None,
-                     context: int | None = None, stage=None):
+                     context: int | None = None, stage=None, store: bool = False):
     """Steps 2-4 with step 4 partitioned (:mod:`engine.partitioned`): the
     driver holds the frequent-window filter (one bit per bucket, ``buckets``
     fixed before the job) and figures, nothing that grows with the corpus.
     Returns (phrases, documents, sites, blocks, block_spans) as Spark
-    DataFrames (ordered like the local files) and Spark's figures.
+    DataFrames (ordered like the local files), Spark's figures and, with
+    ``store``, the store's own rows (:func:`store_frames`; else empty).
     The frames kept on the executors' disks are local checkpoints, released
     with the session."""
     import pyspark.sql.functions as F
@@ -839,8 +840,42 @@ def mine_partitioned(spark, docs, sigma: int, L: int, parts: int | None = None, 
     phrases = (phrases.select("phrase", "length", "df", "occurrences", "sites", "psi")
                .join(phrase_block, "phrase", "left")
                .orderBy(F.col("psi").desc(), F.col("length").desc(), F.col("phrase").asc()))
+    extra = store_frames(seg, freq, occurrences, L, keep, acc) if store else {}
     bc.unpersist()
-    return phrases, documents.orderBy("doc_id"), sites.orderBy("site"), blocks, block_spans, figures
+    return phrases, documents.orderBy("doc_id"), sites.orderBy("site"), blocks, block_spans, figures, extra
+
+
+def store_span_map(batches, L: int):
+    """The store's covered spans, a document at a time
+    (:func:`engine.partitioned_store.store_span_rows`)."""
+    from .partitioned_store import store_span_rows
+    for b in batches:
+        if b.num_rows:
+            yield store_span_rows(b, L)
+
+
+def store_frames(seg, freq, occurrences, L: int, keep, acc) -> dict:
+    """What a store holds beyond the result files (:mod:`engine.partitioned_store`),
+    as frames the executors write: ``occurrences`` (key, doc_id, pos: every
+    occurrence of a maximal phrase, ``key`` the SHA-256 of its text),
+    ``spans`` (doc_id, start, end, char_start, char_end, key, h, g), and the
+    L-grams that explain spans, ``lgrams`` (h, g, phrase, df, occurrences)
+    with every one of their ``lgram_occurrences`` (h, g, doc_id, pos)."""
+    import pyspark.sql.functions as F
+    from .partitioned_store import STORE_SPAN_ROWS
+    keyed = occurrences.select(F.sha2("phrase", 256).alias("key"), "length", "doc_id", "pos")
+    mx = keyed.groupBy("doc_id").agg(F.collect_list(F.struct("pos", "length", "key")).alias("mx"))
+    lg = freq.groupBy("doc_id").agg(F.collect_list(F.struct("pos", "h", "g", "df")).alias("lg"))
+    rows = keep(seg.select("doc_id", "segments", "starts", "cs", "ce").join(lg, "doc_id").join(mx, "doc_id", "left")
+                .mapInArrow(lambda it: measured("store spans", acc, store_span_map(it, L)), STORE_SPAN_ROWS))
+    used = keep(rows.where("kind = 1").groupBy("h", "g").agg(F.first("text").alias("phrase"),
+                                                             F.first("df").alias("df")))
+    lgram_occ = freq.select("h", "g", "doc_id", "pos").join(used.select("h", "g"), ["h", "g"], "left_semi")
+    lgrams = used.join(lgram_occ.groupBy("h", "g").agg(F.count(F.lit(1)).alias("occurrences")), ["h", "g"])
+    return {"occurrences": keyed.select("key", "doc_id", "pos"),
+            "spans": rows.select("doc_id", "start", "end", "char_start", "char_end", "key", "h", "g"),
+            "lgrams": lgrams.select("h", "g", "phrase", "df", "occurrences"),
+            "lgram_occurrences": lgram_occ}
 
 
 def mine_spark(source: str, sigma, min_len: int, out: str | None, master: str | None = None, spark=None,
@@ -858,9 +893,6 @@ def mine_spark(source: str, sigma, min_len: int, out: str | None, master: str | 
     if out is None and db is None:
         raise BoilerscopeError("the Spark engine needs somewhere to put the results: give {out} DIR or {db} STORE",
                                "out", "db")
-    if partitioned and db is not None:
-        raise BoilerscopeError("{partitioned} writes the result files only (the store path is the next step); "
-                               "drop {db} or {partitioned}", "partitioned", "db")
     params = RunParams(sigma=sigma, min_len=min_len).checked()
     min_len = params.min_len
     paths = _paths(source)  # resolved once: a glob or folder is listed here only
@@ -902,8 +934,8 @@ def mine_spark(source: str, sigma, min_len: int, out: str | None, master: str | 
             from .partitioned import filter_buckets
             # about one window per 5 bytes; unknown sizes: the largest filter
             buckets = filter_buckets(sizes["bytes"] // 5 if sizes else 1 << 40)
-            return _run_partitioned(spark, docs, source, sigma, sigma_n, min_len, out, n_docs, replaced, parts,
-                                    context, buckets, stage, timings, t0)
+            return _run_partitioned(spark, docs, source, sigma, sigma_n, min_len, out, db, n_docs, replaced, parts,
+                                    context, buckets, stage, timings, t0, progress)
         if partitioned:
             log.info("sigma 1: its maximal phrases are whole documents; step 4 runs on the driver")
         stage("count", 0.0)
@@ -1061,67 +1093,140 @@ def check_parts(folder: str, n_phrases: int, n_docs: int, n_blocks: int, n_spans
                                    "storage the driver and every executor share (HDFS, S3, a shared mount)", "out")
 
 
-def _run_partitioned(spark, docs, source, sigma, sigma_n, L, out, n_docs, replaced, parts, context, buckets,
-                     stage, timings, t0) -> RunSummary:
+def _run_partitioned(spark, docs, source, sigma, sigma_n, L, out, db, n_docs, replaced, parts, context, buckets,
+                     stage, timings, t0, progress=None) -> RunSummary:
     """The partitioned job's steps 2-4 and its result files (written by the
-    executors: a folder of Parquet parts per file, in the local files' order)."""
+    executors: a folder of Parquet parts per file, in the local files' order).
+    With a store ``db``, the executors also write the store's own rows
+    (:mod:`engine.partitioned_store`) into a folder beside the store, which
+    :meth:`engine.store.Store.add_parts_run` reads in the run's transaction;
+    the result files, if ``out`` is given too, are published after its commit."""
+    import shutil
     from .files import ResultSet
     start_rss = _rss()
-    rs = ResultSet(out)  # a folder that cannot be written fails now, not after the job
-    t = time.perf_counter()
+    rs = ResultSet(out) if out is not None else None  # a folder that cannot be written fails now
+    staging = None
+    if db is not None:
+        try:
+            staging = tempfile.mkdtemp(prefix=".boilerscope-spark-", dir=os.path.dirname(os.path.abspath(db)))
+        except OSError as exc:
+            raise BoilerscopeError(f"cannot write beside the store {db} ({exc.strerror or exc}); "
+                                   "use another {db}", "db") from None
     try:
-        phrases, documents, sites, blocks, block_spans, figures = mine_partitioned(
-            spark, docs, sigma_n, L, parts=parts, buckets=buckets, context=context, stage=stage)
-    except BoilerscopeError:
-        raise
-    except Exception as exc:
-        raise BoilerscopeError(f"{source}: the Spark job failed ({_spark_error(exc)})") from None
-    timings["mine"] = time.perf_counter() - t
-    t = time.perf_counter()
-    stage("write", 0.9)
-    import pyspark.sql.functions as F
-    try:
-        totals = documents.agg(F.sum("n_tokens").alias("t"), F.sum("covered_tokens").alias("c")).first()
-        n_phrases = phrases.count()
-    except Exception as exc:
-        raise BoilerscopeError(f"{source}: the Spark job failed ({_spark_error(exc)})") from None
-    summary = RunSummary(
-        version=VERSION, engine="spark", master=spark.sparkContext.master, snapshot_id=None,
-        sigma=sigma_n, sigma_given=str(sigma), min_len=L, algo="bloomspan", algo_used="bloomspan",
-        documents=n_docs, tokens=int(totals["t"] or 0), covered_tokens=int(totals["c"] or 0),
-        phrases=int(n_phrases), blocks=figures["blocks"],
-        spark={**figures, "worker_rss_bytes": None,  # after the write, below
-               "step4": "partitioned", "partitions": docs.rdd.getNumPartitions(),
-               "replaced_payloads": replaced, **driver_memory(spark, start_rss)})
+        t = time.perf_counter()
+        try:
+            phrases, documents, sites, blocks, block_spans, figures, extra = mine_partitioned(
+                spark, docs, sigma_n, L, parts=parts, buckets=buckets, context=context, stage=stage,
+                store=db is not None)
+        except BoilerscopeError:
+            raise
+        except Exception as exc:
+            raise BoilerscopeError(f"{source}: the Spark job failed ({_spark_error(exc)})") from None
+        timings["mine"] = time.perf_counter() - t
+        t = time.perf_counter()
+        stage("write", 0.9)
+        import pyspark.sql.functions as F
+        try:
+            totals = documents.agg(F.sum("n_tokens").alias("t"), F.sum("covered_tokens").alias("c")).first()
+            n_phrases = phrases.count()
+        except Exception as exc:
+            raise BoilerscopeError(f"{source}: the Spark job failed ({_spark_error(exc)})") from None
+        summary = RunSummary(
+            version=VERSION, engine="spark", master=spark.sparkContext.master, snapshot_id=None,
+            sigma=sigma_n, sigma_given=str(sigma), min_len=L, algo="bloomspan", algo_used="bloomspan",
+            documents=n_docs, tokens=int(totals["t"] or 0), covered_tokens=int(totals["c"] or 0),
+            phrases=int(n_phrases), blocks=figures["blocks"],
+            spark={**figures, "worker_rss_bytes": None,  # after the write, below
+                   "step4": "partitioned", "partitions": docs.rdd.getNumPartitions(),
+                   "replaced_payloads": replaced, **driver_memory(spark, start_rss)})
 
-    def writer(frame):
-        def write(path):
-            try:
-                frame.write.mode("error").parquet(path, compression="zstd")
-            except Exception as exc:  # the job's own failure (the sites are computed here)
-                raise BoilerscopeError(f"{source}: the Spark job failed ({_spark_error(exc)})") from None
-            if os.path.isdir(path):  # a local folder: only the parts (readers take the folder)
-                for name in os.listdir(path):
-                    if not name.endswith(".parquet"):
-                        os.remove(os.path.join(path, name))
-        return write
-    rs.prepare({"phrases.parquet": writer(phrases), "documents.parquet": writer(documents),
-                "sites.parquet": writer(sites), "blocks.parquet": writer(blocks),
-                "block_spans.parquet": writer(block_spans)}, "summary.json", {})  # the summary once the write is timed
-    timings["write"] = time.perf_counter() - t
-    summary.seconds = {k: round(v, 4) for k, v in timings.items()}
-    summary.seconds["total"] = round(time.perf_counter() - t0, 4)
-    try:
-        check_parts(rs.new, n_phrases, n_docs, figures["blocks"], figures["block_spans"])
-    except BoilerscopeError:
-        rs.discard()
+        def writer(frame):
+            def write(path):
+                try:
+                    frame.write.mode("error").parquet(path, compression="zstd")
+                except Exception as exc:  # the job's own failure (the sites are computed here)
+                    raise BoilerscopeError(f"{source}: the Spark job failed ({_spark_error(exc)})") from None
+                if os.path.isdir(path):  # a local folder: only the parts (readers take the folder)
+                    for name in os.listdir(path):
+                        if not name.endswith(".parquet"):
+                            os.remove(os.path.join(path, name))
+            return write
+        writers = {"phrases.parquet": writer(phrases), "documents.parquet": writer(documents),
+                   "sites.parquet": writer(sites), "blocks.parquet": writer(blocks),
+                   "block_spans.parquet": writer(block_spans)}
+        if rs is not None:
+            rs.prepare(writers, "summary.json", {})  # the summary once the write is timed
+            files = rs.new
+        else:  # a store only: the files the store reads, beside it
+            files = os.path.join(staging, "results")
+            os.mkdir(files)
+            for name in ("phrases.parquet", "documents.parquet", "blocks.parquet", "block_spans.parquet"):
+                writers[name](os.path.join(files, name))
+        for name, frame in extra.items():
+            writer(frame)(os.path.join(staging, name))
+        timings["write"] = time.perf_counter() - t
+        summary.seconds = {k: round(v, 4) for k, v in timings.items()}
+        summary.seconds["total"] = round(time.perf_counter() - t0, 4)
+        check_parts(files, n_phrases, n_docs, figures["blocks"], figures["block_spans"])
+        # the stages Spark ran during the write (the blocks' last maps) count too
+        summary.spark["worker_rss_bytes"] = dict(sorted(figures["worker_rss_bytes"].value.items()))
+        if db is None:
+            rs.rewrite_summary("summary.json", summary.to_dict())
+            rs.publish()
+        else:
+            stage("store", 0.95)
+            store_parts_run(db, source, summary, files, staging, rs, timings, t0, progress)
+    except BaseException:
+        if rs is not None:
+            rs.discard()
         raise
-    # the stages Spark ran during the write (the blocks' last maps) count too
-    summary.spark["worker_rss_bytes"] = dict(sorted(figures["worker_rss_bytes"].value.items()))
-    rs.rewrite_summary("summary.json", summary.to_dict())
-    rs.publish()
+    finally:
+        if staging is not None:
+            shutil.rmtree(staging, ignore_errors=True)
     stage("done", 1.0)
     return summary
+
+
+def store_parts_run(db: str, source: str, summary: RunSummary, files: str, staging: str, rs, timings: dict,
+                    t0: float, progress=None) -> int:
+    """Put the partitioned job's run into the store ``db`` from the parts the
+    executors wrote (``files``: the result files, ``staging``: the store's
+    own rows); the snapshot is ingested there first (or found).  The result
+    set ``rs``, if any, gets the run's summary inside the run's transaction
+    and is published after the commit (a failed swap deletes the run)."""
+    from .api import ingest
+    from .store import Store
+    t = time.perf_counter()
+    sid, _ = ingest(source, db, progress=progress)
+    timings["ingest"] = time.perf_counter() - t
+    summary.snapshot_id = sid
+    folders = {name: os.path.join(files, f"{name}.parquet")
+               for name in ("phrases", "documents", "blocks", "block_spans")}
+    folders.update({name: os.path.join(staging, name)
+                    for name in ("occurrences", "spans", "lgrams", "lgram_occurrences")})
+    t_store = time.perf_counter()
+    stored = summary.to_dict()
+
+    def finish(run_id: int) -> None:
+        summary.run_id = run_id
+        timings["store"] = time.perf_counter() - t_store
+        summary.seconds = {k: round(v, 4) for k, v in timings.items()}
+        summary.seconds["total"] = round(time.perf_counter() - t0, 4)
+        stored.clear()
+        stored.update(summary.to_dict())
+        if rs is not None:
+            rs.rewrite_summary("summary.json", stored)
+
+    with Store(db) as st:
+        run_id = st.add_parts_run(sid, summary.sigma, summary.min_len, "bloomspan", folders, stored,
+                                  before_commit=finish)
+        if rs is not None:
+            try:
+                rs.publish()
+            except BoilerscopeError:
+                st.delete_run(run_id)
+                raise
+    return run_id
 
 
 def store_run(db: str, source: str, meta: pl.DataFrame, offsets, within, res, blocks, allp: pl.DataFrame,

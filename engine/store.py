@@ -686,6 +686,94 @@ class Store:
 
         return self._write(write)
 
+    def add_parts_run(self, snapshot_id: str, sigma: int, min_len: int, algo: str, folders: dict[str, str],
+                      summary: dict, before_commit=None) -> int:
+        """Store a run from folders of Parquet parts (the partitioned Spark
+        job's, written by its executors: :mod:`engine.partitioned_store`) in
+        one transaction, DuckDB reading the parts: nothing passes through
+        Python frames.  ``folders``: ``phrases``, ``documents``, ``blocks``,
+        ``block_spans`` (the result files) and ``occurrences``, ``spans``,
+        ``lgrams``, ``lgram_occurrences``; documents are matched to the
+        snapshot's by doc_id (the same documents and token counts, or an
+        error).  Maximal phrases are numbered in the files' order, the
+        L-grams that explain spans after them.  ``before_commit(run_id)`` as
+        in :meth:`add_run`.  Returns the run id."""
+        def src(name):
+            return sorted(os.path.join(folders[name], f) for f in os.listdir(folders[name])
+                          if f.endswith(".parquet")) if os.path.isdir(folders[name]) else []
+
+        def write(cur):
+            run_id = cur.execute("SELECT nextval('run_ids')").fetchall()[0][0]
+            def rp(name):  # the parts as a relation (paths the job wrote, quoted as SQL strings)
+                return "read_parquet([" + ", ".join("'" + f.replace("'", "''") + "'" for f in src(name)) + "])"
+            cur.execute("CREATE OR REPLACE TEMP TABLE _d AS SELECT doc_index, doc_id, token_start, n_tokens"
+                        " FROM documents WHERE snapshot_id = ?", [snapshot_id])
+            docs = src("documents")
+            bad = cur.execute(
+                f"SELECT (SELECT count(*) FROM {rp('documents')}) <> (SELECT count(*) FROM _d) OR EXISTS ("
+                f"SELECT 1 FROM {rp('documents')} x LEFT JOIN _d USING (doc_id)"
+                " WHERE _d.doc_id IS NULL OR _d.n_tokens <> x.n_tokens)").fetchone()[0] if docs else True
+            if bad:
+                raise BoilerscopeError(f"the store's snapshot {snapshot_id} does not hold the documents Spark "
+                                       "read (were the shards changed meanwhile?); mine again")
+            empty = "(SELECT NULL::VARCHAR AS key, NULL::VARCHAR AS phrase WHERE false)"
+            cur.execute("CREATE OR REPLACE TEMP TABLE _m AS SELECT (row_number() OVER (ORDER BY psi DESC,"
+                        " length DESC, phrase) - 1)::INTEGER AS phrase_id, sha256(phrase) AS key, *"
+                        f" FROM {rp('phrases') if src('phrases') else empty}")
+            n_max = cur.execute("SELECT count(*) FROM _m").fetchone()[0]
+            if src("lgrams"):
+                cur.execute("CREATE OR REPLACE TEMP TABLE _g AS SELECT (? + row_number() OVER (ORDER BY h, g)"
+                            f" - 1)::INTEGER AS phrase_id, * FROM {rp('lgrams')}", [n_max])
+            else:
+                cur.execute("CREATE OR REPLACE TEMP TABLE _g (phrase_id INTEGER, h BIGINT, g BIGINT,"
+                            " phrase VARCHAR, df BIGINT, occurrences BIGINT)")
+            if src("occurrences"):
+                cur.execute("INSERT INTO run_occurrences SELECT ?, m.phrase_id, d.doc_index, o.pos::INTEGER"
+                            f" FROM {rp('occurrences')} o JOIN _m m USING (key) JOIN _d d USING (doc_id)",
+                            [run_id])
+            if src("lgram_occurrences"):
+                cur.execute("INSERT INTO run_occurrences SELECT ?, l.phrase_id, d.doc_index, o.pos::INTEGER"
+                            f" FROM {rp('lgram_occurrences')} o JOIN _g l USING (h, g) JOIN _d d USING (doc_id)",
+                            [run_id])
+            # a first occurrence of each phrase, in the snapshot's token array
+            cur.execute("CREATE OR REPLACE TEMP TABLE _f AS SELECT o.phrase_id, min(d.token_start + o.token_pos)"
+                        " AS first_pos FROM run_occurrences o JOIN _d d USING (doc_index) WHERE o.run_id = ?"
+                        " GROUP BY o.phrase_id", [run_id])
+            cur.execute("INSERT INTO run_phrases SELECT ?, m.phrase_id, m.phrase, m.length, m.df, m.occurrences,"
+                        " m.sites, m.psi, true, f.first_pos, m.block_id FROM _m m LEFT JOIN _f f USING (phrase_id)",
+                        [run_id])
+            cur.execute("INSERT INTO run_phrases SELECT ?, l.phrase_id, l.phrase, ?, l.df, l.occurrences, NULL,"
+                        " ? * l.df, false, f.first_pos, NULL FROM _g l LEFT JOIN _f f USING (phrase_id)",
+                        [run_id, min_len, min_len])
+            cur.execute("INSERT INTO run_documents SELECT ?, d.doc_index, x.covered_tokens"
+                        f" FROM {rp('documents')} x JOIN _d d USING (doc_id)", [run_id])
+            if src("spans"):
+                cur.execute("INSERT INTO run_spans SELECT ?, d.doc_index, s.start::INTEGER, s.\"end\"::INTEGER,"
+                            " s.char_start, s.char_end, coalesce(m.phrase_id, l.phrase_id)"
+                            f" FROM {rp('spans')} s JOIN _d d USING (doc_id) LEFT JOIN _m m ON m.key = s.key"
+                            " LEFT JOIN _g l ON l.h = s.h AND l.g = s.g", [run_id])
+            if src("blocks"):
+                cur.execute("INSERT INTO run_blocks SELECT ?, block_id, text, phrases, documents, sites,"
+                            f" covered_tokens, share FROM {rp('blocks')}", [run_id])
+            if src("block_spans"):
+                cur.execute("INSERT INTO run_block_spans SELECT ?, b.block_id, d.doc_index, b.start, b.\"end\","
+                            " b.char_start, b.char_end"
+                            f" FROM {rp('block_spans')} b JOIN _d d USING (doc_id)", [run_id])
+            for t in ("_d", "_m", "_g", "_f"):
+                cur.execute(f"DROP TABLE IF EXISTS {t}")
+            summary["run_id"] = int(run_id)
+            if before_commit is not None:
+                before_commit(int(run_id))
+            cur.execute(
+                "INSERT INTO runs(run_id, snapshot_id, sigma, min_len, algo, phrases,"
+                " covered_tokens, coverage, seconds, summary) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                [run_id, snapshot_id, sigma, min_len, algo, summary.get("phrases"),
+                 summary.get("covered_tokens"), summary.get("coverage"),
+                 summary.get("seconds", {}).get("total"), json.dumps(summary)])
+            return int(run_id)
+
+        return self._write(write)
+
     def runs(self, snapshot_id: str | None = None) -> pl.DataFrame:
         sql = ("SELECT run_id, snapshot_id, sigma, min_len, algo,"
                " json_extract(summary, '$.templates.templates')::BIGINT AS templates, created, phrases,"

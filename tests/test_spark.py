@@ -344,9 +344,19 @@ def test_partitioned_equals_the_definition(spark, tmp_path_factory, docs, sigma,
     cuts = data.draw(st.lists(st.integers(0, len(docs)), max_size=3))
     folder = write_shards(str(tmp_path_factory.mktemp("shards") / "in"), [" ".join(d) for d in docs], cuts)
     out = str(tmp_path_factory.mktemp("out") / "res")
-    s = mine_spark(folder, sigma, L, out, spark=spark, partitioned=True, parts=parts, context=L + extra)
+    db = str(tmp_path_factory.mktemp("db") / "s.duckdb")
+    s = mine_spark(folder, sigma, L, out, spark=spark, partitioned=True, parts=parts, context=L + extra, db=db)
     want, covered, _ = naive.mine(docs, sigma, L)
     files = partitioned_files(out)
+    # the store: the same phrases and coverage; the spans' union is the mask, each span its phrase's text
+    masks, nonmax = store_spans(db, s.run_id)
+    assert [int(m.sum()) for m in masks] == covered
+    assert {tuple(p.split(" ")): (d, o) for p, _, d, o, _ in stored_phrases(db, s.run_id, True)} == want
+    for phrase, length, df, occ, positions in nonmax:  # the L-grams explaining the rest: exact df, every occurrence
+        gram = tuple(phrase.split(" "))
+        where = [(i, k) for i, d in enumerate(docs) for k in range(len(d) - L + 1) if tuple(d[k:k + L]) == gram]
+        assert length == L and df == len({i for i, _ in where}) >= sigma and occ == len(where)
+        assert sorted(positions) == where
     got = files["phrases"]
     assert {tuple(p.split(" ")): (d, o) for p, d, o in got.select("phrase", "df", "occurrences").rows()} == want
     assert files["documents"]["doc_id"].to_list() == list(range(len(docs)))
@@ -357,6 +367,100 @@ def test_partitioned_equals_the_definition(spark, tmp_path_factory, docs, sigma,
     assert files["block_spans"].select("block_id", "doc_id", "start", "end").rows() == want_spans
     assert files["blocks"].select("covered_tokens", "documents", "text").rows() == want_blocks
     assert dict(got.select("phrase", "block_id").rows()) == want_of and s.blocks == len(want_blocks)
+
+
+def stored_phrases(db, run_id, maximal):
+    """(phrase, length, df, occurrences, [(doc_index, token_pos)]) of a
+    stored run's maximal (or other) phrases."""
+    from engine.store import Store
+    with Store(db, read_only=True) as st:
+        rows = st.query("SELECT p.phrase, p.length, p.df, p.occurrences, list(o.doc_index) AS d,"
+                        " list(o.token_pos) AS k FROM run_phrases p LEFT JOIN run_occurrences o"
+                        " USING (run_id, phrase_id) WHERE run_id = ? AND p.maximal = ? GROUP BY ALL",
+                        [run_id, maximal]).rows()
+    return [(p, n, d, o, [(a, b) for a, b in zip(ds, ks) if a is not None]) for p, n, d, o, ds, ks in rows]
+
+
+def store_spans(db, run_id):
+    """Each document's mask rebuilt from a stored run's spans (asserting
+    that every span holds its phrase's tokens, with the characters of its
+    first and last token), and the run's non-maximal phrases."""
+    import numpy as np
+    from engine.store import Store
+    with Store(db, read_only=True) as st:
+        row = st.run(run_id)
+        sid = row["snapshot_id"]
+        arrays, vocab = st.arrays(sid), st.vocabulary(sid)
+        offsets = np.asarray(arrays.doc_offsets)
+        masks = [np.zeros(int(b - a), bool) for a, b in zip(offsets[:-1], offsets[1:])]
+        spans = st.query("SELECT s.doc_index, s.token_start, s.token_end, s.char_start, s.char_end, p.phrase"
+                         " FROM run_spans s JOIN run_phrases p USING (run_id, phrase_id) WHERE run_id = ?",
+                         [run_id]).rows()
+        for d, a, e, cs, ce, phrase in spans:
+            base = int(offsets[d])
+            assert " ".join(vocab[t] for t in arrays.tokens[base + a:base + e]) == phrase
+            assert (cs, ce) == (int(arrays.span_start[base + a]), int(arrays.span_end[base + e - 1]))
+            masks[d][a:e] = True
+        n = int(offsets[-1])
+        assert np.array_equal(~st.run_coverage_mask(run_id, sid, n).astype(bool), np.concatenate(masks + [
+            np.zeros(0, bool)]))
+    return masks, stored_phrases(db, run_id, False)
+
+
+def test_partitioned_run_in_the_store(spark, tmp_path):
+    """``--partitioned --db``: the store gets the local engine's maximal
+    phrases with every occurrence, per-document coverage, blocks and block
+    spans (row for row, JSONL shards whose doc_ids are not in snapshot
+    order), the same coverage mask from its spans, and the dashboard opens it."""
+    table = pq.read_table(os.path.join(ROOT, "data", "demo.parquet")).slice(0, 700)
+    texts, urls = table.column("text").to_pylist(), table.column("url").to_pylist()
+    ids = [(i * 7919) % 100003 for i in range(len(texts))]
+    folder = tmp_path / "jl"
+    folder.mkdir()
+    for k, (a, b) in enumerate([(0, 250), (250, 700)]):
+        with open(folder / f"part-{k}.jsonl", "w", encoding="utf-8") as fh:
+            for i in range(a, b):
+                fh.write(json.dumps({"doc_id": ids[i], "url": urls[i], "text": texts[i]}) + "\n")
+    local_db, spark_db = str(tmp_path / "local.duckdb"), str(tmp_path / "spark.duckdb")
+    local = mine(str(folder), 10, 8, db=local_db)
+    s = mine_spark(str(folder), 10, 8, str(tmp_path / "out"), spark=spark, db=spark_db, partitioned=True,
+                   parts=3, context=12)
+    assert s.snapshot_id == local.snapshot_id and s.run_id is not None and s.spark["rounds"] >= 2
+    row_l, want = stored_run(local_db)
+    row_s, got = stored_run(spark_db, s.run_id)
+    for key in ("documents", "blocks", "block_spans", "phrase_blocks"):
+        assert got[key] == want[key], key
+    maximal = lambda rows: [r for r in rows if r[-1]]  # noqa: E731
+    assert maximal(got["phrases"]) == maximal(want["phrases"]) and want["phrases"]
+    names = {r[0] for r in maximal(want["phrases"])}
+    assert [o for o in got["occurrences"] if o[0] in names] == [o for o in want["occurrences"] if o[0] in names]
+    for key in ("sigma", "min_len", "phrases", "covered_tokens", "coverage"):
+        assert row_s[key] == row_l[key], key
+    masks, nonmax = store_spans(spark_db, s.run_id)
+    store_spans(local_db, row_l["run_id"])
+    assert nonmax and all(length == 8 for _, length, _, _, _ in nonmax)
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["run_id"] == s.run_id and summary["snapshot_id"] == local.snapshot_id
+    assert pl.read_parquet(tmp_path / "out" / "phrases.parquet").height == row_s["phrases"]
+    # a store only (no --out): a second run, the same rows, no staging left beside the store
+    s2 = mine_spark(str(folder), 10, 8, None, spark=spark, db=spark_db, partitioned=True)
+    assert s2.run_id != s.run_id and stored_run(spark_db, s2.run_id)[1] == got
+    assert not [n for n in os.listdir(tmp_path) if n.startswith(".boilerscope-spark-")]
+    from streamlit.testing.v1 import AppTest
+    os.environ["BOILERSCOPE_DB"] = spark_db
+    try:
+        at = AppTest.from_file(os.path.join(ROOT, "app.py"), default_timeout=180)
+        at.session_state["bs.snapshot"] = s.snapshot_id
+        at.session_state["bs.init"] = True
+        at.session_state["bs.view"] = "phrases"
+        at.run()
+        assert not at.exception, at.exception
+        at.switch_page("pages/phrases.py").run()
+        assert not at.exception, at.exception
+        top = pl.read_parquet(tmp_path / "out" / "phrases.parquet")["phrase"][0]
+        assert any(top in str(df.value.to_string()) for df in at.dataframe), top
+    finally:
+        os.environ.pop("BOILERSCOPE_DB", None)
 
 
 def test_partitioned_gives_the_local_files(spark, tmp_path):
@@ -404,9 +508,9 @@ def test_partitioned_refuses_bad_shards(spark, tmp_path):
         fh.write(b"PAR1 this is not parquet")
     with pytest.raises(BoilerscopeError, match="part-001.parquet is not a readable Parquet shard"):
         mine_spark(folder, 2, 2, str(tmp_path / "out"), spark=spark, partitioned=True)
-    with pytest.raises(BoilerscopeError, match="partitioned writes the result files only"):
+    with pytest.raises(BoilerscopeError, match="part-001.parquet is not a readable Parquet shard"):
         mine_spark(folder, 2, 2, None, spark=spark, partitioned=True, db=str(tmp_path / "s.duckdb"))
-    assert not os.path.exists(tmp_path / "out")
+    assert not os.path.exists(tmp_path / "out") and not os.path.exists(tmp_path / "s.duckdb")
 
 
 def big_corpus(folder, n_docs, sites=8, token_chars=300):
