@@ -167,7 +167,7 @@ def count_windows(batches, L: int):
                                          names=["h", "n"])
 
 
-def segments(batches, L: int, frequent, bits: bool = False, written: bool = False):
+def segments(batches, L: int, frequent, bits: bool = False, written: bool = False, snapshot=None):
     """Step 3's map: per document its id, site, url, token count and
     segments (the tokens of each, joined by spaces), with ``starts`` (each
     segment's first token's place in its document).  ``frequent``: the
@@ -176,11 +176,15 @@ def segments(batches, L: int, frequent, bits: bool = False, written: bool = Fals
     ``written``: also ``raw`` (each segment's text as written, from its first
     token's first character to its last token's end) and ``cs`` / ``ce``
     (each segment token's characters in its document, the document's
-    segments in order), for the blocks (:mod:`engine.partitioned_blocks`)."""
+    segments in order), for the blocks (:mod:`engine.partitioned_blocks`).
+    ``snapshot``: called with each batch's tokenization, doc_ids, sites,
+    URLs and text (the executors' snapshot parts: :mod:`engine.partitioned_snapshot`)."""
     F = frequent.value if hasattr(frequent, "value") else frequent  # a broadcast: read once per partition
     for b in batches:
         doc_id, text, sites, urls = normalize_batch(b)
         tk = tokenize_text(text)
+        if snapshot is not None:
+            snapshot(tk, doc_id, sites, urls, text)
         h, starts = window_hashes(token_hashes(tk.vocab)[tk.tokens], tk.doc_offsets, L)
         n = tk.tokens.shape[0]
         if h.shape[0]:

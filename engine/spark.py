@@ -717,13 +717,16 @@ BROADCAST_SEEDS = 200_000
 
 
 def mine_partitioned(spark, docs, sigma: int, L: int, parts: int | None = None, buckets: int | None = None,
-                     context: int | None = None, stage=None, store: bool = False):
+                     context: int | None = None, stage=None, store: bool = False, snapshot: str | None = None):
     """Steps 2-4 with step 4 partitioned (:mod:`engine.partitioned`): the
     driver holds the frequent-window filter (one bit per bucket, ``buckets``
     fixed before the job) and figures, nothing that grows with the corpus.
     Returns (phrases, documents, sites, blocks, block_spans) as Spark
     DataFrames (ordered like the local files), Spark's figures and, with
     ``store``, the store's own rows (:func:`store_frames`; else empty).
+    ``snapshot``: a folder where the executors write the snapshot's parts
+    and Spark their vocabulary (:func:`snapshot_vocabulary`; its size in
+    the figures' ``vocabulary``).
     The frames kept on the executors' disks are local checkpoints, released
     with the session."""
     import pyspark.sql.functions as F
@@ -759,10 +762,13 @@ def mine_partitioned(spark, docs, sigma: int, L: int, parts: int | None = None, 
     figures.update(filter_buckets=n_buckets, filter_buckets_passing=int(np.bitwise_count(bits).sum()))
     stage("segments", 0.2)
     bc = spark.sparkContext.broadcast(bits)
-    seg = docs.mapInArrow(lambda it: measured("segments", acc, segments(it, L, bc, bits=True, written=True)),
-                          "doc_id long, site string, url string, n_tokens long, segments array<string>, "
-                          "starts array<long>, raw array<string>, cs array<int>, ce array<int>")
+    seg = docs.mapInArrow(lambda it: measured("segments", acc, segments(
+        it, L, bc, bits=True, written=True, snapshot=part_writer(snapshot) if snapshot else None)),
+        "doc_id long, site string, url string, n_tokens long, segments array<string>, "
+        "starts array<long>, raw array<string>, cs array<int>, ce array<int>")
     seg = keep(seg)
+    if snapshot:
+        figures["vocabulary"] = snapshot_vocabulary(spark, snapshot, keep)
     totals = seg.select(F.sum("n_tokens").alias("t"),
                         F.sum(F.aggregate(F.transform("segments", lambda x: F.size(F.split(x, " "))),
                                           F.lit(0), lambda a, x: a + x)).alias("s")).first()
@@ -843,6 +849,38 @@ def mine_partitioned(spark, docs, sigma: int, L: int, parts: int | None = None, 
     extra = store_frames(seg, freq, occurrences, L, keep, acc) if store else {}
     bc.unpersist()
     return phrases, documents.orderBy("doc_id"), sites.orderBy("site"), blocks, block_spans, figures, extra
+
+
+def part_writer(folder: str):
+    """In a task of step 3: the writer of its batches' snapshot parts
+    (:func:`engine.partitioned_snapshot.write_part`), named by the task's
+    partition and the batch's rank in it."""
+    import itertools
+    from pyspark import TaskContext
+    from .partitioned_snapshot import part_name, write_part
+    pid = TaskContext.get().partitionId()
+    rank = itertools.count()
+
+    def write(tk, doc_id, sites, urls, text):
+        write_part(folder, part_name(pid, next(rank)), tk, doc_id, sites, urls, text)
+    return write
+
+
+def snapshot_vocabulary(spark, folder: str, keep) -> int:
+    """The snapshot parts' vocabulary on Spark: the distinct tokens numbered
+    in order of first occurrence (part, then local id), written to
+    ``folder/vocabulary`` (token_id, token, df), and each part's map from
+    local to global ids to ``folder/maps/part=<number>``.  Returns the
+    vocabulary's size (the driver holds no token)."""
+    import pyspark.sql.functions as F
+    col = F.col
+    vocab = spark.read.parquet(os.path.join(folder, "*.vocab.parquet"))
+    first = vocab.groupBy("token").agg(F.min(F.struct("part", "local_id")).alias("first"), F.sum("df").alias("df"))
+    ids = keep(numbered(first, [col("first.part"), col("first.local_id")], "token_id", keep))
+    ids.select("token_id", "token", "df").write.parquet(os.path.join(folder, "vocabulary"), compression="zstd")
+    (vocab.join(ids.select("token", "token_id"), "token").select("part", "local_id", "token_id")
+     .repartition("part").write.partitionBy("part").parquet(os.path.join(folder, "maps"), compression="zstd"))
+    return int(ids.count())
 
 
 def store_span_map(batches, L: int):
@@ -1109,6 +1147,7 @@ def _run_partitioned(spark, docs, source, sigma, sigma_n, L, out, db, n_docs, re
     if db is not None:
         try:
             staging = tempfile.mkdtemp(prefix=".boilerscope-spark-", dir=os.path.dirname(os.path.abspath(db)))
+            os.mkdir(os.path.join(staging, "snapshot"))
         except OSError as exc:
             raise BoilerscopeError(f"cannot write beside the store {db} ({exc.strerror or exc}); "
                                    "use another {db}", "db") from None
@@ -1117,7 +1156,7 @@ def _run_partitioned(spark, docs, source, sigma, sigma_n, L, out, db, n_docs, re
         try:
             phrases, documents, sites, blocks, block_spans, figures, extra = mine_partitioned(
                 spark, docs, sigma_n, L, parts=parts, buckets=buckets, context=context, stage=stage,
-                store=db is not None)
+                store=db is not None, snapshot=os.path.join(staging, "snapshot") if db is not None else None)
         except BoilerscopeError:
             raise
         except Exception as exc:
@@ -1175,7 +1214,7 @@ def _run_partitioned(spark, docs, source, sigma, sigma_n, L, out, db, n_docs, re
             rs.publish()
         else:
             stage("store", 0.95)
-            store_parts_run(db, source, summary, files, staging, rs, timings, t0, progress)
+            store_parts_run(db, source, summary, files, staging, rs, timings, t0, replaced)
     except BaseException:
         if rs is not None:
             rs.discard()
@@ -1188,18 +1227,31 @@ def _run_partitioned(spark, docs, source, sigma, sigma_n, L, out, db, n_docs, re
 
 
 def store_parts_run(db: str, source: str, summary: RunSummary, files: str, staging: str, rs, timings: dict,
-                    t0: float, progress=None) -> int:
+                    t0: float, replaced: int = 0) -> int:
     """Put the partitioned job's run into the store ``db`` from the parts the
     executors wrote (``files``: the result files, ``staging``: the store's
-    own rows); the snapshot is ingested there first (or found).  The result
-    set ``rs``, if any, gets the run's summary inside the run's transaction
-    and is published after the commit (a failed swap deletes the run)."""
-    from .api import ingest
+    own rows and the snapshot's parts, :mod:`engine.partitioned_snapshot`);
+    the snapshot is copied in first (or found by its id).  The result set
+    ``rs``, if any, gets the run's summary inside the run's transaction and
+    is published after the commit (a failed swap deletes the run)."""
+    from .partitioned_snapshot import PartsReader
     from .store import Store
+    snap = os.path.join(staging, "snapshot")
+    vocab_dir = os.path.join(snap, "vocabulary")
+    reader = PartsReader(snap, os.path.join(snap, "maps"),
+                         sorted(os.path.join(vocab_dir, f) for f in os.listdir(vocab_dir) if f.endswith(".parquet")),
+                         int(summary.spark.get("vocabulary") or 0),
+                         source if "://" in source else os.path.abspath(source), replaced)
+    if reader.n_docs != summary.documents or reader.n_tokens != summary.tokens:
+        raise BoilerscopeError(f"{source}: the executors' snapshot parts hold {reader.n_docs} documents and "
+                               f"{reader.n_tokens} tokens, the job {summary.documents} and {summary.tokens}; "
+                               "the store's folder must be on storage every executor writes (a shared mount)")
     t = time.perf_counter()
-    sid, _ = ingest(source, db, progress=progress)
-    timings["ingest"] = time.perf_counter() - t
+    with Store(db) as st:
+        sid, created = st.add_parts_snapshot(reader)
+    timings["snapshot"] = time.perf_counter() - t
     summary.snapshot_id = sid
+    summary.spark["snapshot_stored"] = created
     folders = {name: os.path.join(files, f"{name}.parquet")
                for name in ("phrases", "documents", "blocks", "block_spans")}
     folders.update({name: os.path.join(staging, name)

@@ -185,6 +185,11 @@ class TextWriter:
             os.remove(self.path)
 
 
+def _parquet_relation(files: list[str]) -> str:
+    """``read_parquet`` of these files as SQL (the paths quoted as SQL strings)."""
+    return "read_parquet([" + ", ".join("'" + f.replace("'", "''") + "'" for f in files) + "])"
+
+
 class _AlreadyStored(Exception):
     """The streamed snapshot's content is already stored (rolls back the copy)."""
 
@@ -488,19 +493,27 @@ class Store:
             cur.execute("UPDATE documents SET snapshot_id = ? WHERE snapshot_id = ?", [sid, tmp_id])
             # the text is in the snapshot's text file (a snapshot stored before has it in its rows)
             cur.execute("INSERT OR REPLACE INTO boilerscope_meta VALUES (?, ?)", [TEXT_MARK + sid, TEXT_FILE])
-            vocab = pa.table({
-                "token_id": pa.array(np.arange(len(reader.vocab), dtype=np.int32)),
-                "token": pa.array(reader.vocab, pa.string()),
-                "df": pa.array(np.asarray(reader.df, np.int64)),
-            })
-            cur.register("_vocab", vocab)
-            cur.execute("INSERT INTO vocabulary SELECT ? AS snapshot_id, * FROM _vocab", [sid])
-            cur.unregister("_vocab")
+            files = getattr(reader, "vocab_files", None)
+            if files is not None:  # Parquet parts (token_id, token, df), read by DuckDB (a Spark run's)
+                if files:
+                    cur.execute("INSERT INTO vocabulary SELECT ?, token_id::INTEGER, token, df"
+                                f" FROM {_parquet_relation(files)}", [sid])
+                n_vocab = reader.n_vocab
+            else:
+                vocab = pa.table({
+                    "token_id": pa.array(np.arange(len(reader.vocab), dtype=np.int32)),
+                    "token": pa.array(reader.vocab, pa.string()),
+                    "df": pa.array(np.asarray(reader.df, np.int64)),
+                })
+                cur.register("_vocab", vocab)
+                cur.execute("INSERT INTO vocabulary SELECT ? AS snapshot_id, * FROM _vocab", [sid])
+                cur.unregister("_vocab")
+                n_vocab = len(reader.vocab)
             cur.execute(
                 "INSERT INTO snapshots(snapshot_id, source, documents, tokens, sites, vocabulary, replaced_payloads)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?)",
                 [sid, reader.origin, reader.n_docs, reader.n_tokens, reader.n_sites,
-                 len(reader.vocab), int(getattr(reader, "replaced_payloads", 0))])
+                 n_vocab, int(getattr(reader, "replaced_payloads", 0))])
             final = os.path.join(self.arrays_root, sid)
             if os.path.exists(final):
                 shutil.rmtree(final)
@@ -545,6 +558,18 @@ class Store:
             raise
         finally:
             self._buffer_pool(capped=False)
+
+    def add_parts_snapshot(self, reader) -> tuple[str, bool]:
+        """Store a snapshot the Spark job's executors wrote in parts
+        (:class:`engine.partitioned_snapshot.PartsReader`): found by its id,
+        else copied in by :meth:`add_snapshot` a part at a time (its sites
+        counted here, over the parts' documents)."""
+        if self.has_snapshot(reader.snapshot_id):
+            return reader.snapshot_id, False
+        files = reader.docs_files()
+        reader.n_sites = int(self.scalar(f"SELECT count(DISTINCT site) FROM {_parquet_relation(files)}")) \
+            if files else 0
+        return self.add_snapshot(reader)
 
     def _buffer_pool(self, capped: bool) -> None:
         """Cap DuckDB's buffer pool while ingests run (it keeps every block it
@@ -704,8 +729,8 @@ class Store:
 
         def write(cur):
             run_id = cur.execute("SELECT nextval('run_ids')").fetchall()[0][0]
-            def rp(name):  # the parts as a relation (paths the job wrote, quoted as SQL strings)
-                return "read_parquet([" + ", ".join("'" + f.replace("'", "''") + "'" for f in src(name)) + "])"
+            def rp(name):
+                return _parquet_relation(src(name))
             cur.execute("CREATE OR REPLACE TEMP TABLE _d AS SELECT doc_index, doc_id, token_start, n_tokens"
                         " FROM documents WHERE snapshot_id = ?", [snapshot_id])
             docs = src("documents")

@@ -176,31 +176,59 @@ def test_spark_python_reader_refuses_bad_files(spark, tmp_path):
 
 def stored_run(db, run_id=None):
     """A store's run in a canonical form: phrases by text, the occurrences,
-    per-document coverage and covered spans by phrase text and doc_index."""
+    per-document coverage and covered spans by phrase text and doc_id (two
+    snapshots of the same documents may order them differently)."""
     from engine.store import Store
     with Store(db, read_only=True) as st:
         run_id = run_id or st.scalar("SELECT max(run_id) FROM runs")
         row = st.run(run_id)
-        q = lambda sql: st.query(sql, [run_id])  # noqa: E731
-        phrases = q("SELECT phrase, length, df, occurrences, sites, psi, maximal FROM run_phrases"
-                    " WHERE run_id = ? ORDER BY phrase").rows()
-        occ = q("SELECT p.phrase, o.doc_index, o.token_pos FROM run_occurrences o JOIN run_phrases p"
-                " USING (run_id, phrase_id) WHERE run_id = ? ORDER BY ALL").rows()
-        docs = q("SELECT doc_index, covered_tokens FROM run_documents WHERE run_id = ? ORDER BY doc_index").rows()
-        spans = q("SELECT s.doc_index, s.token_start, s.token_end, s.char_start, s.char_end, p.phrase"
-                  " FROM run_spans s JOIN run_phrases p USING (run_id, phrase_id) WHERE run_id = ?"
+        sid = row["snapshot_id"]
+        q = lambda sql: st.query(sql, [sid, run_id])  # noqa: E731
+        doc = " JOIN documents d ON d.snapshot_id = ? AND d.doc_index = x.doc_index"
+        phrases = st.query("SELECT phrase, length, df, occurrences, sites, psi, maximal FROM run_phrases"
+                           " WHERE run_id = ? ORDER BY phrase", [run_id]).rows()
+        occ = q("SELECT p.phrase, d.doc_id, x.token_pos FROM run_occurrences x JOIN run_phrases p"
+                " USING (run_id, phrase_id)" + doc + " WHERE run_id = ? ORDER BY ALL").rows()
+        docs = q("SELECT d.doc_id, x.covered_tokens FROM run_documents x" + doc + " WHERE run_id = ?"
+                 " ORDER BY ALL").rows()
+        spans = q("SELECT d.doc_id, x.token_start, x.token_end, x.char_start, x.char_end, p.phrase"
+                  " FROM run_spans x JOIN run_phrases p USING (run_id, phrase_id)" + doc + " WHERE run_id = ?"
                   " ORDER BY ALL").rows()
         # the blocks: rows, spans and each phrase's block
-        blocks = q("SELECT * EXCLUDE (run_id) FROM run_blocks WHERE run_id = ? ORDER BY block_id").rows()
-        block_spans = q("SELECT * EXCLUDE (run_id) FROM run_block_spans WHERE run_id = ? ORDER BY ALL").rows()
-        phrase_blocks = q("SELECT phrase, block_id FROM run_phrases WHERE run_id = ? AND maximal ORDER BY ALL").rows()
+        blocks = st.query("SELECT * EXCLUDE (run_id) FROM run_blocks WHERE run_id = ? ORDER BY block_id",
+                          [run_id]).rows()
+        block_spans = q("SELECT x.block_id, d.doc_id, x.token_start, x.token_end, x.char_start, x.char_end"
+                        " FROM run_block_spans x" + doc + " WHERE run_id = ? ORDER BY ALL").rows()
+        phrase_blocks = st.query("SELECT phrase, block_id FROM run_phrases WHERE run_id = ? AND maximal"
+                                 " ORDER BY ALL", [run_id]).rows()
         # first_pos: an occurrence of the phrase in the snapshot's tokens
-        sid = row["snapshot_id"]
         arrays, vocab = st.arrays(sid), st.vocabulary(sid)
-        for text, first, length in q("SELECT phrase, first_pos, length FROM run_phrases WHERE run_id = ?").rows():
+        for text, first, length in st.query("SELECT phrase, first_pos, length FROM run_phrases WHERE run_id = ?",
+                                            [run_id]).rows():
             assert " ".join(vocab[t] for t in arrays.tokens[first:first + length]) == text
     return row, {"phrases": phrases, "occurrences": occ, "documents": docs, "spans": spans, "blocks": blocks,
                  "block_spans": block_spans, "phrase_blocks": phrase_blocks}
+
+
+def snapshot_content(db, sid):
+    """A stored snapshot by doc_id: site, url, text, tokens (as text) and
+    their characters; and its vocabulary's df by token."""
+    import numpy as np
+    from engine.store import Store
+    with Store(db, read_only=True) as st:
+        arrays, vocab = st.arrays(sid), st.vocabulary(sid)
+        docs = st.documents_text(sid)
+        off = np.asarray(arrays.doc_offsets)
+        out = {}
+        for i, doc_id, site, url, text, n in docs.rows():
+            a, b = int(off[i]), int(off[i + 1])
+            assert b - a == n
+            out[doc_id] = (site, url, text, tuple(vocab[t] for t in arrays.tokens[a:b]),
+                           tuple(arrays.span_start[a:b].tolist()), tuple(arrays.span_end[a:b].tolist()))
+        df = dict(st.query("SELECT token, df FROM vocabulary WHERE snapshot_id = ?", [sid]).rows())
+        row = st.query("SELECT documents, tokens, sites, vocabulary FROM snapshots WHERE snapshot_id = ?",
+                       [sid]).rows()
+    return out, df, row
 
 
 def test_spark_run_in_the_store_is_the_local_run(spark, tmp_path):
@@ -370,19 +398,21 @@ def test_partitioned_equals_the_definition(spark, tmp_path_factory, docs, sigma,
 
 
 def stored_phrases(db, run_id, maximal):
-    """(phrase, length, df, occurrences, [(doc_index, token_pos)]) of a
+    """(phrase, length, df, occurrences, [(doc_id, token_pos)]) of a
     stored run's maximal (or other) phrases."""
     from engine.store import Store
     with Store(db, read_only=True) as st:
-        rows = st.query("SELECT p.phrase, p.length, p.df, p.occurrences, list(o.doc_index) AS d,"
+        sid = st.run(run_id)["snapshot_id"]
+        rows = st.query("SELECT p.phrase, p.length, p.df, p.occurrences, list(d.doc_id) AS d,"
                         " list(o.token_pos) AS k FROM run_phrases p LEFT JOIN run_occurrences o"
-                        " USING (run_id, phrase_id) WHERE run_id = ? AND p.maximal = ? GROUP BY ALL",
-                        [run_id, maximal]).rows()
+                        " USING (run_id, phrase_id) LEFT JOIN documents d ON d.snapshot_id = ?"
+                        " AND d.doc_index = o.doc_index WHERE run_id = ? AND p.maximal = ? GROUP BY ALL",
+                        [sid, run_id, maximal]).rows()
     return [(p, n, d, o, [(a, b) for a, b in zip(ds, ks) if a is not None]) for p, n, d, o, ds, ks in rows]
 
 
 def store_spans(db, run_id):
-    """Each document's mask rebuilt from a stored run's spans (asserting
+    """Each document's mask (by doc_id) rebuilt from a stored run's spans (asserting
     that every span holds its phrase's tokens, with the characters of its
     first and last token), and the run's non-maximal phrases."""
     import numpy as np
@@ -404,7 +434,8 @@ def store_spans(db, run_id):
         n = int(offsets[-1])
         assert np.array_equal(~st.run_coverage_mask(run_id, sid, n).astype(bool), np.concatenate(masks + [
             np.zeros(0, bool)]))
-    return masks, stored_phrases(db, run_id, False)
+        ids = st.documents_meta(sid)["doc_id"].to_list()
+    return [masks[i] for i in np.argsort(ids, kind="stable")], stored_phrases(db, run_id, False)
 
 
 def test_partitioned_run_in_the_store(spark, tmp_path):
@@ -425,7 +456,10 @@ def test_partitioned_run_in_the_store(spark, tmp_path):
     local = mine(str(folder), 10, 8, db=local_db)
     s = mine_spark(str(folder), 10, 8, str(tmp_path / "out"), spark=spark, db=spark_db, partitioned=True,
                    parts=3, context=12)
-    assert s.snapshot_id == local.snapshot_id and s.run_id is not None and s.spark["rounds"] >= 2
+    assert s.run_id is not None and s.spark["rounds"] >= 2 and s.spark["snapshot_stored"]
+    # the snapshot the executors wrote: the local ingest's documents, tokens, characters and df
+    got_snap, want_snap = snapshot_content(spark_db, s.snapshot_id), snapshot_content(local_db, local.snapshot_id)
+    assert got_snap == want_snap and s.snapshot_id != local.snapshot_id
     row_l, want = stored_run(local_db)
     row_s, got = stored_run(spark_db, s.run_id)
     for key in ("documents", "blocks", "block_spans", "phrase_blocks"):
@@ -440,11 +474,18 @@ def test_partitioned_run_in_the_store(spark, tmp_path):
     store_spans(local_db, row_l["run_id"])
     assert nonmax and all(length == 8 for _, length, _, _, _ in nonmax)
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
-    assert summary["run_id"] == s.run_id and summary["snapshot_id"] == local.snapshot_id
+    assert summary["run_id"] == s.run_id and summary["snapshot_id"] == s.snapshot_id
     assert pl.read_parquet(tmp_path / "out" / "phrases.parquet").height == row_s["phrases"]
-    # a store only (no --out): a second run, the same rows, no staging left beside the store
-    s2 = mine_spark(str(folder), 10, 8, None, spark=spark, db=spark_db, partitioned=True)
-    assert s2.run_id != s.run_id and stored_run(spark_db, s2.run_id)[1] == got
+    # a store only (no --out), the shards cut otherwise: the snapshot found by its id, a second run,
+    # the same rows, no staging left beside the store
+    spark.conf.set("spark.sql.files.maxPartitionBytes", "65536")
+    try:
+        s2 = mine_spark(str(folder / "part-*.jsonl"), 10, 8, None, spark=spark, db=spark_db, partitioned=True)
+    finally:
+        spark.conf.unset("spark.sql.files.maxPartitionBytes")
+    assert s2.spark["partitions"] > s.spark["partitions"]
+    assert s2.snapshot_id == s.snapshot_id and not s2.spark["snapshot_stored"] and s2.run_id != s.run_id
+    assert stored_run(spark_db, s2.run_id)[1] == got
     assert not [n for n in os.listdir(tmp_path) if n.startswith(".boilerscope-spark-")]
     from streamlit.testing.v1 import AppTest
     os.environ["BOILERSCOPE_DB"] = spark_db

@@ -1,0 +1,186 @@
+"""The snapshot of a Spark run, written by the executors: ``mine --engine
+spark --partitioned --db STORE`` stores the snapshot without reading or
+tokenizing it on the driver.
+
+A store's snapshot is the documents (doc_id, site, url, text), their tokens
+as ids into a vocabulary (with each token's document frequency) and each
+token's characters.  The job's step 3 tokenizes every document on the
+executors anyway; there each Arrow batch also becomes a *part*
+(:func:`write_part`): its documents with their text, its tokens as ids into
+the batch's own dictionary, their characters, that dictionary (token, local
+id, documents per token) and a small JSON file written last (its counts and
+a content digest), all written under temporary names and renamed, so that a
+retried task rewrites the same part and a reader never sees half a part.
+
+The driver then holds no text and no token array: Spark numbers the
+distinct tokens in order of first occurrence over the parts (the order of
+the part names, then of the local ids: the local reader's rule, applied to
+the documents in part order) and writes, per part, the map from local to
+global ids (:func:`engine.spark.snapshot_vocabulary`).  The store then
+copies the parts in order into its own layout, a part at a time
+(:class:`PartsReader`, read by :meth:`engine.store.Store.add_snapshot`):
+memory is one part plus its map, and the vocabulary goes from its Parquet
+parts to the store's table inside DuckDB.
+
+Snapshot id
+-----------
+The local id hashes the content in read order (:class:`engine.snapshot.ContentHasher`);
+Spark reads shards in no fixed order, so a Spark snapshot's id is a hash of
+the document count and the sum modulo 2^128 of a 128-bit BLAKE2b digest of
+each document (doc_id, site, url, text, each length-prefixed): independent
+of the partitioning, computed per part on the executors, the same for the
+same documents however they are sharded.  It is not the local id of the same
+shards (a local ingest of them is a second snapshot of the same text), and
+document order (doc_index) is the parts' order, not doc_id's: runs are
+matched to a stored snapshot by doc_id.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import struct
+import uuid
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+#: A part's files: ``<name>.docs.parquet``, ``.tokens.npy``, ``.span_start.npy``,
+#: ``.span_end.npy``, ``.vocab.parquet`` and ``.json`` (written last).
+PART_ARRAYS = ("tokens", "span_start", "span_end")
+MOD = 1 << 128
+
+
+def part_name(partition: int, batch: int) -> str:
+    """A part's name; names sort in the parts' order."""
+    return f"{partition:07d}-{batch:07d}"
+
+
+def part_number(name: str) -> int:
+    """The part's number, in the same order as its name (the vocabulary's ``part``)."""
+    p, b = name.split("-")
+    return (int(p) << 24) | int(b)
+
+
+def document_digests(doc_id, sites: list, urls: list, text: pa.Array) -> int:
+    """The sum modulo 2^128 of the documents' digests (see the module docstring)."""
+    total = 0
+    ids = np.asarray(doc_id.to_numpy(zero_copy_only=False) if hasattr(doc_id, "to_numpy") else doc_id, np.int64)
+    for i, (s, u, t) in enumerate(zip(sites, urls, text.to_pylist())):
+        h = hashlib.blake2b(digest_size=16)
+        h.update(struct.pack("<q", int(ids[i])))
+        for value in (s, u, t):
+            b = (value if value is not None else "\x00null").encode("utf-8", "surrogatepass")
+            h.update(struct.pack("<q", len(b)))
+            h.update(b)
+        total = (total + int.from_bytes(h.digest(), "little")) % MOD
+    return total
+
+
+def snapshot_id(n_docs: int, digest_sum: int) -> str:
+    """The snapshot id of a Spark run's documents (20 hex digits, as local ids)."""
+    h = hashlib.blake2b(digest_size=10)
+    h.update(b"spark-text")
+    h.update(struct.pack("<q", n_docs))
+    h.update(digest_sum.to_bytes(16, "little"))
+    return h.hexdigest()
+
+
+def write_part(folder: str, name: str, tk, doc_id: pa.Array, sites: list, urls: list, text: pa.Array) -> None:
+    """Write one batch's part (``tk`` its tokenization: tokens, doc_offsets,
+    span_start, span_end, vocab).  Every file is written under a temporary
+    name and renamed; the JSON file last."""
+    n = len(sites)
+    if n == 0:
+        return
+    stem = os.path.join(folder, name)
+    tag = f".tmp-{uuid.uuid4().hex}"
+    offsets = np.asarray(tk.doc_offsets, np.int64)
+    tokens = np.asarray(tk.tokens, np.int32)
+    vocab_n = len(tk.vocab)
+    # documents per token in this batch: distinct (document, token) pairs
+    doc_of = np.repeat(np.arange(n, dtype=np.int64), np.diff(offsets))
+    pairs = np.unique(doc_of * max(vocab_n, 1) + tokens) if tokens.shape[0] else np.zeros(0, np.int64)
+    df = np.bincount(pairs % max(vocab_n, 1), minlength=vocab_n).astype(np.int64)
+    docs = pa.table({"row": pa.array(np.arange(n, dtype=np.int64)), "doc_id": doc_id,
+                     "site": pa.array(sites, pa.string()), "url": pa.array(urls, pa.string()),
+                     "n_tokens": pa.array(np.diff(offsets)), "text": text.cast(pa.large_string())})
+    pq.write_table(docs, stem + ".docs.parquet" + tag, compression="zstd")
+    for arr, suffix in ((tokens, "tokens"), (np.asarray(tk.span_start, np.int32), "span_start"),
+                        (np.asarray(tk.span_end, np.int32), "span_end")):
+        with open(stem + f".{suffix}.npy" + tag, "wb") as fh:
+            np.save(fh, arr)
+    pq.write_table(pa.table({"part": pa.array(np.full(vocab_n, part_number(name), np.int64)),
+                             "local_id": pa.array(np.arange(vocab_n, dtype=np.int64)),
+                             "token": pa.array(list(tk.vocab), pa.string()), "df": pa.array(df)}),
+                   stem + ".vocab.parquet" + tag, compression="zstd")
+    for suffix in ("docs.parquet", "tokens.npy", "span_start.npy", "span_end.npy", "vocab.parquet"):
+        os.replace(stem + "." + suffix + tag, stem + "." + suffix)
+    with open(stem + ".json" + tag, "w", encoding="utf-8") as fh:
+        json.dump({"documents": n, "tokens": int(tokens.shape[0]), "vocabulary": vocab_n,
+                   "digest": str(document_digests(doc_id, sites, urls, text))}, fh)
+    os.replace(stem + ".json" + tag, stem + ".json")
+
+
+@dataclass
+class PartChunk:
+    """One part as :meth:`engine.store.Store.add_snapshot` takes a chunk."""
+    table: pa.Table
+    tokens: np.ndarray
+    span_start: np.ndarray
+    span_end: np.ndarray
+    n_tokens: np.ndarray
+
+
+class PartsReader:
+    """The parts of ``folder`` as a snapshot reader for
+    :meth:`engine.store.Store.add_snapshot`: the parts in name order, each
+    part's tokens mapped to the global ids of ``maps`` (a folder with a
+    ``part=<number>`` folder of (local_id, token_id) Parquet per part), the
+    vocabulary in ``vocab_files`` (token_id, token, df, in id order)."""
+
+    def __init__(self, folder: str, maps: str, vocab_files: list[str], n_vocab: int, origin: str,
+                 replaced_payloads: int = 0):
+        self.folder, self.maps, self.origin = folder, maps, origin
+        self.names = sorted(f[:-5] for f in os.listdir(folder) if f.endswith(".json") and ".tmp-" not in f)
+        self.meta = {}
+        for name in self.names:
+            with open(os.path.join(folder, name + ".json"), encoding="utf-8") as fh:
+                self.meta[name] = json.load(fh)
+        self.n_docs = sum(m["documents"] for m in self.meta.values())
+        self.n_tokens = sum(m["tokens"] for m in self.meta.values())
+        self.snapshot_id = snapshot_id(self.n_docs, sum(int(m["digest"]) for m in self.meta.values()) % MOD)
+        self.vocab_files, self.n_vocab = vocab_files, n_vocab
+        self.replaced_payloads = replaced_payloads
+        self.n_sites = 0  # counted by the store (DuckDB over the parts)
+
+    def docs_files(self) -> list[str]:
+        return [os.path.join(self.folder, n + ".docs.parquet") for n in self.names]
+
+    def _map(self, name: str) -> np.ndarray:
+        folder = os.path.join(self.maps, f"part={part_number(name)}")
+        files = sorted(os.path.join(folder, f) for f in os.listdir(folder) if f.endswith(".parquet")) \
+            if os.path.isdir(folder) else []
+        table = pa.concat_tables([pq.read_table(f, columns=["local_id", "token_id"]) for f in files]) \
+            if files else None
+        size = self.meta[name]["vocabulary"]
+        out = np.full(size, -1, np.int64)
+        if table is not None and table.num_rows:
+            out[table.column("local_id").to_numpy()] = table.column("token_id").to_numpy()
+        if size and out.min() < 0:
+            raise ValueError(f"part {name}: tokens without a global id (a part changed after the job)")
+        return out.astype(np.int32)
+
+    def chunks(self, prefetch: bool = True):
+        for name in self.names:
+            stem = os.path.join(self.folder, name)
+            docs = pq.read_table(stem + ".docs.parquet")
+            local = np.load(stem + ".tokens.npy")
+            table = docs.select(["doc_id", "site", "url", "text"])
+            table = table.set_column(3, "text", pc.cast(table.column("text"), pa.large_string()))
+            yield PartChunk(table=table, tokens=self._map(name)[local] if local.shape[0] else local,
+                            span_start=np.load(stem + ".span_start.npy"), span_end=np.load(stem + ".span_end.npy"),
+                            n_tokens=docs.column("n_tokens").to_numpy().astype(np.int64))
