@@ -1,7 +1,7 @@
 """Spark local mode against the local engine on the same shards (issue 8).
 
     python bench/spark_local.py [--corpus webdocs] [--shards 8] [--runs 3] [--master local[2]]
-                                [--engines local spark spark-partitioned]
+                                [--engines local spark spark-partitioned spark-partitioned-db]
 
 The corpus (``../shared/corpora``) is cut into Parquet shards once; each run
 is ``boilerscope mine SHARDS --out DIR`` (the local engine: ingest into a
@@ -11,7 +11,10 @@ is the largest sum of RSS over the run's process tree (Spark's JVM is a
 child of the Python driver), sampled every 0.2 s from /proc.  The result
 files of the engines are compared with the local engine's: byte for byte for
 ``spark`` (step 4 on the driver), row for row for ``spark-partitioned``
-(``--partitioned``: folders of parts, blocks included).  Results:
+(``--partitioned``: folders of parts, blocks included).
+``spark-partitioned-db`` adds ``--db`` (a fresh store: the executors' snapshot
+parts copied in, the run stored from the parts); its store is compared with
+the local engine's by doc_id (:func:`store_fingerprint`).  Results:
 bench/results/spark_local.json and .md.
 """
 from __future__ import annotations
@@ -65,6 +68,41 @@ def run(args: list[str]) -> tuple[float, int]:
     return time.perf_counter() - t, peak
 
 
+def store_fingerprint(db: str) -> dict:
+    """Order-free fingerprints of a store's last run and its snapshot, keyed
+    by doc_id (a Spark snapshot orders documents otherwise): the maximal
+    phrases, their occurrences, per-document coverage, the covered tokens of
+    the spans, blocks and block spans, and the snapshot's documents, tokens
+    and vocabulary."""
+    sys.path.insert(0, ROOT)
+    from engine.store import Store
+    with Store(db, read_only=True) as st:
+        run_id = st.scalar("SELECT max(run_id) FROM runs")
+        sid = st.run(run_id)["snapshot_id"]
+        doc = " JOIN documents d ON d.snapshot_id = ? AND d.doc_index = x.doc_index"
+        q = lambda sql: st.query(sql, [sid, run_id]).rows()[0]  # noqa: E731
+        return {
+            "phrases": st.query("SELECT count(*), sum(hash(phrase, length, df, occurrences, sites, psi, block_id))"
+                                " FROM run_phrases WHERE run_id = ? AND maximal", [run_id]).rows()[0],
+            "occurrences": q("SELECT count(*), sum(hash(p.phrase, d.doc_id, x.token_pos)) FROM run_occurrences x"
+                             " JOIN run_phrases p USING (run_id, phrase_id)" + doc + " WHERE run_id = ? AND p.maximal"),
+            "documents": q("SELECT count(*), sum(hash(d.doc_id, x.covered_tokens)) FROM run_documents x" + doc
+                           + " WHERE run_id = ?"),
+            "blocks": st.query("SELECT count(*), sum(hash(block_id, text, phrases, documents, sites, covered_tokens))"
+                               " FROM run_blocks WHERE run_id = ?", [run_id]).rows()[0],
+            "block_spans": q("SELECT count(*), sum(hash(x.block_id, d.doc_id, x.token_start, x.token_end,"
+                             " x.char_start, x.char_end)) FROM run_block_spans x" + doc + " WHERE run_id = ?"),
+            "span_mask": q("SELECT count(*) FROM (SELECT DISTINCT d.doc_id, unnest(range(x.token_start, x.token_end))"
+                           " FROM run_spans x" + doc + " WHERE run_id = ?)"),
+            "snapshot": st.query("SELECT documents, tokens, sites, vocabulary FROM snapshots WHERE snapshot_id = ?",
+                                 [sid]).rows()[0],
+            "snapshot_documents": st.query("SELECT sum(hash(doc_id, site, url, n_tokens)) FROM documents"
+                                           " WHERE snapshot_id = ?", [sid]).rows()[0],
+            "vocabulary": st.query("SELECT sum(hash(token, df)) FROM vocabulary WHERE snapshot_id = ?",
+                                   [sid]).rows()[0],
+        }
+
+
 def main():
     import pyarrow.parquet as pq
     ap = argparse.ArgumentParser()
@@ -75,7 +113,7 @@ def main():
     ap.add_argument("--sigma", default="20")
     ap.add_argument("--min-len", default="10")
     ap.add_argument("--engines", nargs="+", default=["local", "spark", "spark-partitioned"],
-                    choices=["local", "spark", "spark-partitioned"])
+                    choices=["local", "spark", "spark-partitioned", "spark-partitioned-db"])
     a = ap.parse_args()
     if a.engines[0] != "local":
         a.engines.insert(0, "local")  # the baseline of every ratio
@@ -92,13 +130,15 @@ def main():
         times, peaks = [], []
         for i in range(a.runs + 1):
             out = os.path.join(work, f"out-{label}")
-            db = os.path.join(work, "local.duckdb")
+            db = os.path.join(work, "spark.duckdb" if label == "spark-partitioned-db" else "local.duckdb")
             for path in (db, db + ".wal"):
                 if os.path.exists(path):
                     os.remove(path)
             shutil.rmtree(db + ".arrays", ignore_errors=True)
             extra = {"local": ["--db", db], "spark": ["--engine", "spark", "--master", a.master],
-                     "spark-partitioned": ["--engine", "spark", "--master", a.master, "--partitioned"]}[label]
+                     "spark-partitioned": ["--engine", "spark", "--master", a.master, "--partitioned"],
+                     "spark-partitioned-db": ["--engine", "spark", "--master", a.master, "--partitioned",
+                                              "--db", db]}[label]
             s, p = run(["mine", shards, "--sigma", a.sigma, "--min-len", a.min_len, "--out", out, "--quiet",
                         *extra])
             if i:  # the first run warms up (numba cache, JVM classes, page cache)
@@ -121,6 +161,12 @@ def main():
                 same[f"{label}/{name}"] = open(mine_, "rb").read() == open(local, "rb").read()
             else:
                 same[f"{label}/{name}"] = pl.read_parquet(mine_).equals(pl.read_parquet(local))
+        if label == "spark-partitioned-db":
+            want = store_fingerprint(os.path.join(work, "local.duckdb"))
+            got = store_fingerprint(os.path.join(work, "spark.duckdb"))
+            print("store fingerprints", want, got, flush=True)
+            for key in want:
+                same[f"{label}/store {key}"] = want[key] == got[key]
     result = {"corpus": a.corpus, "shards": a.shards, "master": a.master, "rows": rows, "identical": same}
     with open(os.path.join(HERE, "results", "spark_local.json"), "w") as fh:
         json.dump(result, fh, indent=1)
