@@ -34,13 +34,15 @@ so the spans that explain the rest of the mask, and the phrase ids; the
 maximal phrases, their occurrences, the per-document coverage, the mask and
 the blocks are the same rows (``tests/test_spark.py``).
 
-Complexity: linear in each document's frequent L-gram and maximal phrase
-occurrences (one sort of each), plus one step of Python per span of (2).
+Complexity: per batch of documents, linear in their segment tokens and
+their frequent L-gram and maximal phrase occurrences (one sort), plus one
+step of Python per span of (2).
 """
 from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 #: The map's rows: a span (kind 0: a maximal phrase's occurrence, ``key``
 #: the SHA-256 of its text; kind 1: a frequent L-gram's, (h, g) its key, with
@@ -66,63 +68,90 @@ def greedy_cover(rest: np.ndarray, starts: np.ndarray, L: int) -> np.ndarray:
     return np.asarray(out, np.int64)
 
 
+def _flat(table: pa.Table, name: str) -> tuple[np.ndarray, pa.Array]:
+    """The row of each element of a list column, and its elements (null lists: none)."""
+    col = table.column(name).combine_chunks()
+    counts = pc.fill_null(pc.list_value_length(col), 0).to_numpy(zero_copy_only=False).astype(np.int64)
+    return np.repeat(np.arange(len(col), dtype=np.int64), counts), col.flatten()
+
+
+def _ints(arr) -> np.ndarray:
+    return np.asarray(arr.to_numpy(zero_copy_only=False), np.int64)
+
+
 def store_span_rows(table: pa.Table | pa.RecordBatch, L: int) -> pa.RecordBatch:
     """The covered spans of each document of ``table`` (rows: doc_id,
     segments, starts, cs, ce as step 3 writes them; ``lg`` its frequent
     L-gram occurrences (pos, h, g, df); ``mx`` its maximal phrases'
-    occurrences (pos, length, key), null when none)."""
+    occurrences (pos, length, key), null when none).  All documents at once:
+    each document's positions are moved to a range of their own on one line
+    (its base, then a gap), so that masks, sorts and searches run once."""
     if isinstance(table, pa.RecordBatch):
         table = pa.Table.from_batches([table])
-    cols = {name: table.column(name).to_pylist() for name in ("doc_id", "segments", "starts", "lg", "mx")}
-    cs_all = table.column("cs").to_pylist()
-    ce_all = table.column("ce").to_pylist()
-    out = {k: [] for k in ("kind", "doc_id", "start", "end", "char_start", "char_end", "key", "h", "g",
-                            "text", "df")}
+    table = table.combine_chunks()
+    n = table.num_rows
+    doc_id = _ints(table.column("doc_id"))
+    seg_row, seg_text = _flat(table, "segments")
+    _, seg_first = _flat(table, "starts")
+    seg_first = _ints(seg_first)
+    words = pc.split_pattern(seg_text, " ")
+    seg_len = _ints(pc.list_value_length(words))
+    flat_words = words.flatten()
+    seg_tok = np.zeros(seg_len.shape[0] + 1, np.int64)
+    np.cumsum(seg_len, out=seg_tok[1:])
+    cs = _ints(_flat(table, "cs")[1])
+    ce = _ints(_flat(table, "ce")[1])
+    lg_row, lg = _flat(table, "lg")
+    mx_row, mx = _flat(table, "mx")
+    lg_pos, mx_pos = _ints(lg.field("pos")), _ints(mx.field("pos"))
+    mx_len = _ints(mx.field("length"))
+    # each document's positions on a line of its own: base + position
+    extent = np.zeros(n, np.int64)
+    for rows, ends in ((seg_row, seg_first + seg_len), (lg_row, lg_pos + L), (mx_row, mx_pos + mx_len)):
+        if rows.shape[0]:
+            np.maximum.at(extent, rows, ends)
+    base = np.zeros(n + 1, np.int64)
+    np.cumsum(extent + 1, out=base[1:])
+    total = int(base[-1])
+    seg_x = base[seg_row] + seg_first                    # sorted: rows, then segments in order
 
-    def emit(kind, doc, a, e, cs_, ce_, key, h, g, text, df):
-        for k, v in zip(out, (kind, doc, a, e, cs_, ce_, key, h, g, text, df)):
-            out[k].append(v)
+    def tok(x):  # a position on the line (inside a segment) -> its index among the segment tokens
+        k = np.searchsorted(seg_x, x, side="right") - 1
+        return seg_tok[k] + (x - seg_x[k])
 
-    for r in range(table.num_rows):
-        doc = cols["doc_id"][r]
-        words = [s.split(" ") for s in cols["segments"][r]]
-        seg_len = np.array([len(w) for w in words], np.int64)
-        seg_off = np.concatenate(([0], np.cumsum(seg_len)))
-        first = np.asarray(cols["starts"][r], np.int64)
-        flat = [t for w in words for t in w]
-        cs, ce = cs_all[r], ce_all[r]
+    lg_x = base[lg_row] + lg_pos
+    order = np.argsort(lg_x, kind="stable")
+    lg_sorted = lg_x[order]
+    mx_x = base[mx_row] + mx_pos
 
-        def at(pos):  # a document position inside a segment -> its index among the segment tokens
-            k = int(np.searchsorted(first, pos, side="right")) - 1
-            return int(seg_off[k] + pos - first[k])
+    def mask(starts, lengths):
+        d = np.zeros(total + 1, np.int32)
+        np.add.at(d, starts, 1)
+        np.add.at(d, starts + lengths, -1)
+        return np.cumsum(d[:total]) > 0
 
-        lg = cols["lg"][r] or []
-        mx = cols["mx"][r] or []
-        lg_pos = np.array([x["pos"] for x in lg], np.int64)
-        order = np.argsort(lg_pos, kind="stable")
-        lg_pos = lg_pos[order]
-        if lg_pos.shape[0] == 0:
-            continue
-        lo = int(lg_pos[0])
-        size = int(lg_pos[-1]) + L - lo
-        covered = np.zeros(size + 1, np.int64)
-        np.add.at(covered, lg_pos - lo, 1)
-        np.add.at(covered, lg_pos - lo + L, -1)
-        covered = np.cumsum(covered[:size]) > 0
-        inside = np.zeros(size + 1, np.int64)
-        for x in mx:
-            a, e = int(x["pos"]), int(x["pos"]) + int(x["length"])
-            i, j = at(a), at(e - 1)
-            emit(0, doc, a, e, cs[i], ce[j], x["key"], None, None, None, None)
-            inside[a - lo] += 1
-            inside[e - lo] -= 1
-        inside = np.cumsum(inside[:size]) > 0
-        rest = np.flatnonzero(covered & ~inside) + lo
-        for j in greedy_cover(rest, lg_pos, L).tolist():
-            x = lg[int(order[j])]
-            a = int(x["pos"])
-            i = at(a)
-            emit(1, doc, a, a + L, cs[i], ce[i + L - 1], None, x["h"], x["g"], " ".join(flat[i:i + L]), x["df"])
-    types = [pa.int32(), pa.int64(), pa.int64(), pa.int64(), pa.int32(), pa.int32(), pa.string(), pa.int64(),
-             pa.int64(), pa.string(), pa.int64()]
-    return pa.RecordBatch.from_arrays([pa.array(out[k], t) for k, t in zip(out, types)], names=list(out))
+    rest = np.flatnonzero(mask(lg_x, np.full(lg_x.shape[0], L, np.int64)) & ~mask(mx_x, mx_len))
+    pick = order[greedy_cover(rest, lg_sorted, L)]       # the L-gram occurrences of (2)
+    px = lg_x[pick]
+    first = tok(px)
+    idx = (first[:, None] + np.arange(L)).ravel()
+    texts = pc.binary_join(pa.ListArray.from_arrays(pa.array(np.arange(0, idx.shape[0] + 1, L, dtype=np.int32)),
+                                                    pc.take(flat_words, pa.array(idx))), " ")
+    m, k = mx_x.shape[0], pick.shape[0]
+    mx_first, mx_last = tok(mx_x), tok(mx_x + mx_len - 1)
+    nulls = lambda t, c: pa.nulls(c, t)  # noqa: E731
+    cols = [
+        pa.array(np.concatenate((np.zeros(m, np.int32), np.ones(k, np.int32)))),
+        pa.array(np.concatenate((doc_id[mx_row], doc_id[lg_row[pick]]))),
+        pa.array(np.concatenate((mx_pos, lg_pos[pick]))),
+        pa.array(np.concatenate((mx_pos + mx_len, lg_pos[pick] + L))),
+        pa.array(np.concatenate((cs[mx_first], cs[first])).astype(np.int32)),
+        pa.array(np.concatenate((ce[mx_last], ce[first + L - 1])).astype(np.int32)),
+        pa.concat_arrays([mx.field("key").cast(pa.string()), nulls(pa.string(), k)]),
+        pa.concat_arrays([nulls(pa.int64(), m), pc.take(lg.field("h"), pa.array(pick)).cast(pa.int64())]),
+        pa.concat_arrays([nulls(pa.int64(), m), pc.take(lg.field("g"), pa.array(pick)).cast(pa.int64())]),
+        pa.concat_arrays([nulls(pa.string(), m), texts.cast(pa.string())]),
+        pa.concat_arrays([nulls(pa.int64(), m), pc.take(lg.field("df"), pa.array(pick)).cast(pa.int64())]),
+    ]
+    return pa.RecordBatch.from_arrays(cols, names=["kind", "doc_id", "start", "end", "char_start", "char_end", "key",
+                                                   "h", "g", "text", "df"])

@@ -724,9 +724,8 @@ def mine_partitioned(spark, docs, sigma: int, L: int, parts: int | None = None, 
     Returns (phrases, documents, sites, blocks, block_spans) as Spark
     DataFrames (ordered like the local files), Spark's figures and, with
     ``store``, the store's own rows (:func:`store_frames`; else empty).
-    ``snapshot``: a folder where the executors write the snapshot's parts
-    and Spark their vocabulary (:func:`snapshot_vocabulary`; its size in
-    the figures' ``vocabulary``).
+    ``snapshot``: a folder where step 3's executors write the snapshot's
+    parts (:mod:`engine.partitioned_snapshot`).
     The frames kept on the executors' disks are local checkpoints, released
     with the session."""
     import pyspark.sql.functions as F
@@ -767,8 +766,6 @@ def mine_partitioned(spark, docs, sigma: int, L: int, parts: int | None = None, 
         "doc_id long, site string, url string, n_tokens long, segments array<string>, "
         "starts array<long>, raw array<string>, cs array<int>, ce array<int>")
     seg = keep(seg)
-    if snapshot:
-        figures["vocabulary"] = snapshot_vocabulary(spark, snapshot, keep)
     totals = seg.select(F.sum("n_tokens").alias("t"),
                         F.sum(F.aggregate(F.transform("segments", lambda x: F.size(F.split(x, " "))),
                                           F.lit(0), lambda a, x: a + x)).alias("s")).first()
@@ -846,6 +843,8 @@ def mine_partitioned(spark, docs, sigma: int, L: int, parts: int | None = None, 
     phrases = (phrases.select("phrase", "length", "df", "occurrences", "sites", "psi")
                .join(phrase_block, "phrase", "left")
                .orderBy(F.col("psi").desc(), F.col("length").desc(), F.col("phrase").asc()))
+    if store:
+        stage("store rows", 0.88)
     extra = store_frames(seg, freq, occurrences, L, keep, acc) if store else {}
     bc.unpersist()
     return phrases, documents.orderBy("doc_id"), sites.orderBy("site"), blocks, block_spans, figures, extra
@@ -864,23 +863,6 @@ def part_writer(folder: str):
     def write(tk, doc_id, sites, urls, text):
         write_part(folder, part_name(pid, next(rank)), tk, doc_id, sites, urls, text)
     return write
-
-
-def snapshot_vocabulary(spark, folder: str, keep) -> int:
-    """The snapshot parts' vocabulary on Spark: the distinct tokens numbered
-    in order of first occurrence (part, then local id), written to
-    ``folder/vocabulary`` (token_id, token, df), and each part's map from
-    local to global ids to ``folder/maps/part=<number>``.  Returns the
-    vocabulary's size (the driver holds no token)."""
-    import pyspark.sql.functions as F
-    col = F.col
-    vocab = spark.read.parquet(os.path.join(folder, "*.vocab.parquet"))
-    first = vocab.groupBy("token").agg(F.min(F.struct("part", "local_id")).alias("first"), F.sum("df").alias("df"))
-    ids = keep(numbered(first, [col("first.part"), col("first.local_id")], "token_id", keep))
-    ids.select("token_id", "token", "df").write.parquet(os.path.join(folder, "vocabulary"), compression="zstd")
-    (vocab.join(ids.select("token", "token_id"), "token").select("part", "local_id", "token_id")
-     .repartition("part").write.partitionBy("part").parquet(os.path.join(folder, "maps"), compression="zstd"))
-    return int(ids.count())
 
 
 def store_span_map(batches, L: int):
@@ -1236,12 +1218,8 @@ def store_parts_run(db: str, source: str, summary: RunSummary, files: str, stagi
     is published after the commit (a failed swap deletes the run)."""
     from .partitioned_snapshot import PartsReader
     from .store import Store
-    snap = os.path.join(staging, "snapshot")
-    vocab_dir = os.path.join(snap, "vocabulary")
-    reader = PartsReader(snap, os.path.join(snap, "maps"),
-                         sorted(os.path.join(vocab_dir, f) for f in os.listdir(vocab_dir) if f.endswith(".parquet")),
-                         int(summary.spark.get("vocabulary") or 0),
-                         source if "://" in source else os.path.abspath(source), replaced)
+    reader = PartsReader(os.path.join(staging, "snapshot"), source if "://" in source else os.path.abspath(source),
+                         replaced)
     if reader.n_docs != summary.documents or reader.n_tokens != summary.tokens:
         raise BoilerscopeError(f"{source}: the executors' snapshot parts hold {reader.n_docs} documents and "
                                f"{reader.n_tokens} tokens, the job {summary.documents} and {summary.tokens}; "

@@ -185,9 +185,14 @@ class TextWriter:
             os.remove(self.path)
 
 
+def _quoted(path: str) -> str:
+    """A path as an SQL string literal (where DuckDB takes no parameter: COPY, a list of files)."""
+    return "'" + path.replace("'", "''") + "'"
+
+
 def _parquet_relation(files: list[str]) -> str:
-    """``read_parquet`` of these files as SQL (the paths quoted as SQL strings)."""
-    return "read_parquet([" + ", ".join("'" + f.replace("'", "''") + "'" for f in files) + "])"
+    """``read_parquet`` of these files as SQL."""
+    return "read_parquet([" + ", ".join(_quoted(f) for f in files) + "])"
 
 
 class _AlreadyStored(Exception):
@@ -567,8 +572,27 @@ class Store:
         if self.has_snapshot(reader.snapshot_id):
             return reader.snapshot_id, False
         files = reader.docs_files()
-        reader.n_sites = int(self.scalar(f"SELECT count(DISTINCT site) FROM {_parquet_relation(files)}")) \
-            if files else 0
+        if files:
+            self._buffer_pool(capped=True)
+            cur = self.con.cursor()
+            try:
+                reader.n_sites = int(cur.execute(
+                    f"SELECT count(DISTINCT site) FROM {_parquet_relation(files)}").fetchone()[0])
+                # the vocabulary in order of first occurrence (part, then local id), and each part's map
+                cur.execute("CREATE OR REPLACE TEMP TABLE _v AS SELECT (row_number() OVER (ORDER BY f.part, f.local_id)"
+                            " - 1)::INTEGER AS token_id, token, df FROM (SELECT token, sum(df) AS df,"
+                            " min({'part': part, 'local_id': local_id}) AS f"
+                            f" FROM {_parquet_relation(reader.vocab_parts())} GROUP BY token)")
+                cur.execute("COPY (SELECT token_id, token, df FROM _v ORDER BY token_id)"
+                            f" TO {_quoted(reader.vocabulary)} (FORMAT parquet)")
+                cur.execute(f"COPY (SELECT v.part, v.local_id, g.token_id FROM {_parquet_relation(reader.vocab_parts())}"
+                            f" v JOIN _v g USING (token)) TO {_quoted(reader.maps)} (FORMAT parquet, PARTITION_BY (part))")
+                reader.n_vocab = int(cur.execute("SELECT count(*) FROM _v").fetchone()[0])
+                cur.execute("DROP TABLE _v")
+            finally:
+                cur.close()
+                self._buffer_pool(capped=False)
+            reader.vocab_files = [reader.vocabulary]
         return self.add_snapshot(reader)
 
     def _buffer_pool(self, capped: bool) -> None:
