@@ -50,6 +50,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from .errors import BoilerscopeError
+
 #: A part's files: ``<name>.docs.parquet``, ``.tokens.npy``, ``.span_start.npy``,
 #: ``.span_end.npy``, ``.vocab.parquet`` and ``.json`` (written last).
 PART_ARRAYS = ("tokens", "span_start", "span_end")
@@ -125,6 +127,11 @@ def write_part(folder: str, name: str, tk, doc_id: pa.Array, sites: list, urls: 
     os.replace(stem + ".json" + tag, stem + ".json")
 
 
+def _changed(folder: str, name: str) -> BoilerscopeError:
+    return BoilerscopeError(f"{folder}: snapshot part {name} holds tokens its dictionary does not (a part changed "
+                            "or was lost after the job wrote it); mine again")
+
+
 @dataclass
 class PartChunk:
     """One part as :meth:`engine.store.Store.add_snapshot` takes a chunk."""
@@ -176,7 +183,7 @@ class PartsReader:
         if table is not None and table.num_rows:
             out[table.column("local_id").to_numpy()] = table.column("token_id").to_numpy()
         if size and out.min() < 0:
-            raise ValueError(f"part {name}: tokens without a global id (a part changed after the job)")
+            raise _changed(self.folder, name)
         return out.astype(np.int32)
 
     def chunks(self, prefetch: bool = True):
@@ -184,8 +191,11 @@ class PartsReader:
             stem = os.path.join(self.folder, name)
             docs = pq.read_table(stem + ".docs.parquet")
             local = np.load(stem + ".tokens.npy")
+            ids = self._map(name)
+            if local.shape[0] and (int(local.max()) >= ids.shape[0] or int(local.min()) < 0):
+                raise _changed(self.folder, name)
             table = docs.select(["doc_id", "site", "url", "text"])
             table = table.set_column(3, "text", pc.cast(table.column("text"), pa.large_string()))
-            yield PartChunk(table=table, tokens=self._map(name)[local] if local.shape[0] else local,
+            yield PartChunk(table=table, tokens=ids[local] if local.shape[0] else local,
                             span_start=np.load(stem + ".span_start.npy"), span_end=np.load(stem + ".span_end.npy"),
                             n_tokens=docs.column("n_tokens").to_numpy().astype(np.int64))

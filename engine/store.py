@@ -586,7 +586,7 @@ class Store:
                 cur.execute("COPY (SELECT token_id, token, df FROM _v ORDER BY token_id)"
                             f" TO {_quoted(reader.vocabulary)} (FORMAT parquet)")
                 cur.execute(f"COPY (SELECT v.part, v.local_id, g.token_id FROM {_parquet_relation(reader.vocab_parts())}"
-                            f" v JOIN _v g USING (token)) TO {_quoted(reader.maps)} (FORMAT parquet, PARTITION_BY (part))")
+                            f" v JOIN _v g USING (token)) TO {_quoted(reader.maps)} (FORMAT parquet, PARTITION_BY (part), OVERWRITE)")
                 reader.n_vocab = int(cur.execute("SELECT count(*) FROM _v").fetchone()[0])
                 cur.execute("DROP TABLE _v")
             finally:

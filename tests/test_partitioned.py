@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine.api import mine
+from engine.errors import BoilerscopeError
 from engine.partitioned import covered_tokens, filter_buckets
 from engine.simulate import simulate
 from tests import naive
@@ -174,3 +175,136 @@ def test_plan_reads_only_the_footers(cli, tmp_path):
     (tmp_path / "j" / "a.jsonl").write_text('{"text": "a b"}\n')
     assert_one_line_error(*cli("mine", "j", "--engine", "spark", "--partitioned", "--plan"),
                           "the plan reads Parquet footers")
+
+
+# --- the partitioned job's store rows and snapshot parts (no Spark) ----------
+
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@given(docs=corpus, sigma=st.integers(2, 4), L=st.integers(2, 4), data=st.data())
+def test_store_spans_cover_the_mask(docs, sigma, L, data):
+    """engine/partitioned_store.py on the definitions: the spans' union is
+    each document's mask (tokens inside a frequent L-gram), each span holds
+    its phrase (a maximal phrase's occurrence, or a frequent L-gram with its
+    df), each with its first and last token's characters; the documents in
+    one batch or many, each one segment or cut at a random token."""
+    import hashlib
+    import pyarrow as pa
+    from engine.partitioned_store import store_span_rows
+    pd = naive.phrase_docs(docs)
+    maximal, _, _ = naive.mine(docs, sigma, L)
+    rows = []
+    for i, d in enumerate(docs):
+        grams = [(k, len(pd[tuple(d[k:k + L])])) for k in range(len(d) - L + 1) if len(pd[tuple(d[k:k + L])]) >= sigma]
+        if not grams:
+            continue
+        mx = [{"pos": k, "length": len(p), "key": hashlib.sha256(" ".join(p).encode()).hexdigest()}
+              for p in maximal for k in range(len(d) - len(p) + 1) if tuple(d[k:k + len(p)]) == p]
+        cut = data.draw(st.integers(0, len(d)))
+        # a segment ends where no frequent L-gram holds the next token: cut only there
+        held = {k + j for k, _ in grams for j in range(L)}
+        if cut in held and cut - 1 in held:
+            cut = 0
+        pieces = [(a, b) for a, b in ((0, cut), (cut, len(d))) if b > a]
+        rows.append({"doc_id": 100 + i, "segments": [" ".join(d[a:b]) for a, b in pieces],
+                     "starts": [a for a, _ in pieces],
+                     "cs": [3 * k for k in range(len(d))], "ce": [3 * k + 2 for k in range(len(d))],
+                     "lg": [{"pos": k, "h": hash(tuple(d[k:k + L])) & 0xFFFF, "g": 0, "df": df} for k, df in grams],
+                     "mx": mx or None})
+    if not rows:
+        return
+    schema = pa.schema([("doc_id", pa.int64()), ("segments", pa.list_(pa.string())), ("starts", pa.list_(pa.int64())),
+                        ("cs", pa.list_(pa.int32())), ("ce", pa.list_(pa.int32())),
+                        ("lg", pa.list_(pa.struct([("pos", pa.int64()), ("h", pa.int64()), ("g", pa.int64()),
+                                                   ("df", pa.int64())]))),
+                        ("mx", pa.list_(pa.struct([("pos", pa.int64()), ("length", pa.int64()),
+                                                   ("key", pa.string())])))])
+    table = pa.Table.from_pylist(rows, schema=schema)
+    cut = data.draw(st.integers(1, len(rows)))
+    out = pa.concat_tables([pa.Table.from_batches([store_span_rows(table.slice(a, cut), L)])
+                            for a in range(0, len(rows), cut)]).to_pylist()
+    keys = {hashlib.sha256(" ".join(p).encode()).hexdigest(): p for p in maximal}
+    masks = {r["doc_id"]: [False] * len(docs[r["doc_id"] - 100]) for r in rows}
+    for s in out:
+        d = docs[s["doc_id"] - 100]
+        a, e = s["start"], s["end"]
+        span = tuple(d[a:e])
+        if s["kind"] == 0:
+            assert keys[s["key"]] == span
+        else:
+            assert e - a == L and s["text"] == " ".join(span) and s["df"] == len(pd[span]) >= sigma
+        assert (s["char_start"], s["char_end"]) == (3 * a, 3 * (e - 1) + 2)
+        masks[s["doc_id"]][a:e] = [True] * (e - a)
+    want = naive.window_masks(docs, L, {p for p, s in pd.items() if len(p) == L and len(s) >= sigma})
+    for doc_id, m in masks.items():
+        assert m == want[doc_id - 100]
+    # every maximal phrase occurrence is a span of its own
+    assert sum(s["kind"] == 0 for s in out) == sum(len(r["mx"] or []) for r in rows)
+
+
+def test_greedy_cover_takes_the_furthest_window():
+    from engine.partitioned_store import greedy_cover
+    starts = np.array([0, 2, 3, 10])
+    # positions 1..6 under windows of 4 tokens: the window at 3 reaches furthest from 1? no: the last start <= 1 is 0
+    assert greedy_cover(np.array([1, 2, 3, 4, 5, 6]), starts, 4).tolist() == [0, 2]
+    assert greedy_cover(np.array([], np.int64), starts, 4).tolist() == []
+    with pytest.raises(AssertionError, match="in no frequent L-gram"):
+        greedy_cover(np.array([8]), starts, 4)
+
+
+def test_snapshot_parts_store_the_local_snapshot(tmp_path):
+    """engine/partitioned_snapshot.py: the demo's pages written as parts of
+    two batch sizes (as step 3's executors write them) and copied into a
+    store hold the local ingest's documents, tokens, characters and df; the
+    id is the same for both cuts, and a part changed after its vocabulary
+    was numbered is one clear error."""
+    import pyarrow as pa
+    from engine.partitioned import normalize_batch, tokenize_text
+    from engine.partitioned_snapshot import PartsReader, part_name, write_part
+    from engine.store import Store
+    table = pq.read_table(os.path.join(ROOT, "data", "demo.parquet")).slice(0, 300)
+    assert "doc_id" in table.column_names
+    local_db = str(tmp_path / "local.duckdb")
+    path = str(tmp_path / "in.parquet")
+    pq.write_table(table, path)
+    from engine.api import ingest
+    local_sid, _ = ingest(path, local_db)
+    ids = []
+    for size in (7, 120):
+        folder = tmp_path / f"parts{size}"
+        folder.mkdir()
+        for k, a in enumerate(range(0, table.num_rows, size)):
+            batch = table.slice(a, size).to_batches()[0]
+            doc_id, text, sites, urls = normalize_batch(batch)
+            write_part(str(folder), part_name(k % 3, k), tokenize_text(text), doc_id, sites, urls, text)
+        db = str(tmp_path / f"s{size}.duckdb")
+        with Store(db) as st:
+            sid, created = st.add_parts_snapshot(PartsReader(str(folder), path))
+            assert created and st.add_parts_snapshot(PartsReader(str(folder), path)) == (sid, False)
+        ids.append(sid)
+        with Store(db, read_only=True) as st, Store(local_db, read_only=True) as lst:
+            want = {r[1]: r[2:] for r in lst.documents_text(local_sid).rows()}
+            got = {r[1]: r[2:] for r in st.documents_text(sid).rows()}
+            assert got == want
+            for s, i in ((st, sid), (lst, local_sid)):
+                arrays, vocab = s.arrays(i), s.vocabulary(i)
+                docs = s.documents_meta(i)
+                toks = {d: [vocab[t] for t in arrays.tokens[int(arrays.doc_offsets[x]):int(arrays.doc_offsets[x + 1])]]
+                        for x, d in zip(docs["doc_index"].to_list(), docs["doc_id"].to_list())}
+                spans = {d: (arrays.span_start[int(arrays.doc_offsets[x]):int(arrays.doc_offsets[x + 1])].tolist(),
+                             arrays.span_end[int(arrays.doc_offsets[x]):int(arrays.doc_offsets[x + 1])].tolist())
+                         for x, d in zip(docs["doc_index"].to_list(), docs["doc_id"].to_list())}
+                df = dict(s.query("SELECT token, df FROM vocabulary WHERE snapshot_id = ?", [i]).rows())
+                if s is lst:
+                    assert (toks, spans, df) == want_arrays
+                else:
+                    want_arrays = (toks, spans, df)
+    assert ids[0] == ids[1] != local_sid
+    # a part whose tokens the numbered vocabulary does not cover
+    folder = tmp_path / "parts7"
+    reader = PartsReader(str(folder), path)
+    name = reader.names[0]
+    np.save(folder / f"{name}.tokens.npy", np.full(5, 10 ** 6, np.int32))
+    with Store(str(tmp_path / "bad.duckdb")) as st:
+        with pytest.raises(BoilerscopeError, match=f"snapshot part {name} holds tokens its dictionary does not"):
+            st.add_parts_snapshot(PartsReader(str(folder), path))
+        assert st.snapshots().height == 0
