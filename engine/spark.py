@@ -413,11 +413,12 @@ def reduce_frequent(batches, sigma: int):
 FAIL_ONCE_ENV = "BOILERSCOPE_SPARK_FAIL_ONCE"
 
 
-def reduce_parts(batches, sigma: int, L: int, context: int):
-    """Phase C over one partition (every interval of its parts)."""
-    from .partitioned import mine_part
-    table = _one_table(batches)
-    flag = os.environ.get(FAIL_ONCE_ENV)
+#: The same for a step 3 task, once it has written a snapshot part (``--db``).
+FAIL_PART_ENV = "BOILERSCOPE_SPARK_FAIL_PART"
+
+
+def _fail_once(env: str) -> None:
+    flag = os.environ.get(env)
     if flag:
         try:
             os.remove(flag)  # succeeds for one task only
@@ -425,6 +426,13 @@ def reduce_parts(batches, sigma: int, L: int, context: int):
             pass
         else:
             raise RuntimeError("a task failed on purpose (the fault test)")
+
+
+def reduce_parts(batches, sigma: int, L: int, context: int):
+    """Phase C over one partition (every interval of its parts)."""
+    from .partitioned import mine_part
+    table = _one_table(batches)
+    _fail_once(FAIL_ONCE_ENV)
     if table is not None:
         yield from _chunks(mine_part(table, sigma, L, context))
 
@@ -862,6 +870,7 @@ def part_writer(folder: str):
 
     def write(tk, doc_id, sites, urls, text):
         write_part(folder, part_name(pid, next(rank)), tk, doc_id, sites, urls, text)
+        _fail_once(FAIL_PART_ENV)  # the fault test: the retried task writes the same part again
     return write
 
 
@@ -1034,7 +1043,7 @@ def driver_memory(spark, start: int = 0) -> dict:
     import resource
     try:
         heap = int(spark.sparkContext._jvm.java.lang.Runtime.getRuntime().maxMemory())
-    except Exception:  # a remote driver (Spark Connect) has no gateway to ask
+    except Exception:  # a remote driver (Spark Connect) has no gateway to ask; None: not asked
         heap = None
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     try:  # this process's own high-water mark (ru_maxrss keeps the parent's across fork and exec)
@@ -1240,6 +1249,8 @@ def store_parts_run(db: str, source: str, summary: RunSummary, files: str, stagi
     def finish(run_id: int) -> None:
         summary.run_id = run_id
         timings["store"] = time.perf_counter() - t_store
+        # the driver's Python after the copy: it held a part at a time, DuckDB capped
+        summary.spark["driver_python_store_peak_rss_bytes"] = driver_memory(None)["driver_python_peak_rss_bytes"]
         summary.seconds = {k: round(v, 4) for k, v in timings.items()}
         summary.seconds["total"] = round(time.perf_counter() - t0, 4)
         stored.clear()

@@ -580,7 +580,7 @@ def test_partitioned_driver_memory_below_the_segments(tmp_path):
     lengths, repeated_bytes = big_corpus(str(tmp_path / "in"), n)
     cmd = [sys.executable, "-m", "engine", "mine", "in", "--engine", "spark", "--master", "local[2]",
            "--partitioned", "--conf", "spark.driver.memory=512m", "--sigma", "10", "--min-len", "8",
-           "--out", "res", "--quiet"]
+           "--out", "res", "--db", "s.duckdb", "--quiet"]
     p = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path, timeout=1200)
     assert p.returncode == 0, p.stderr[-2000:]
     summary = json.loads((tmp_path / "res" / "summary.json").read_text())
@@ -597,6 +597,15 @@ def test_partitioned_driver_memory_below_the_segments(tmp_path):
     assert set(phrases["df"].to_list()) == {n // 8} and set(phrases["sites"].to_list()) == {1}
     documents = pl.read_parquet(tmp_path / "res" / "documents.parquet")
     assert documents["covered_tokens"].to_list() == [lengths[d % 8] for d in range(n)]
+    # --db: the executors wrote the snapshot (its text is the repeated text and more), the driver
+    # copied it in a part at a time, DuckDB capped: its Python stayed far below the text
+    print("driver memory", {k: v for k, v in sp.items() if k.startswith("driver")})
+    assert sp["driver_python_store_peak_rss_bytes"] - sp["driver_python_start_rss_bytes"] < 256 << 20, sp
+    assert sp["driver_python_store_peak_rss_bytes"] < repeated_bytes, sp
+    from engine.store import Store
+    with Store(str(tmp_path / "s.duckdb"), read_only=True) as st:
+        assert st.run(summary["run_id"])["covered_tokens"] == sum(lengths[d % 8] for d in range(n))
+        assert st.snapshots()["documents"].to_list() == [n]
 
 
 def test_partitioned_task_failure_is_retried(tmp_path):
@@ -606,18 +615,30 @@ def test_partitioned_task_failure_is_retried(tmp_path):
     import sys
     docs = [f"intro {i} the shared footer of every page here and there {i % 3}".split() for i in range(30)]
     write_shards(str(tmp_path / "in"), [" ".join(d) for d in docs], [10, 20])
-    flag = tmp_path / "fail-once"
+    flag, part = tmp_path / "fail-once", tmp_path / "fail-part"
     flag.write_text("")
-    env = {**os.environ, "BOILERSCOPE_SPARK_FAIL_ONCE": str(flag)}
+    part.write_text("")
+    env = {**os.environ, "BOILERSCOPE_SPARK_FAIL_ONCE": str(flag), "BOILERSCOPE_SPARK_FAIL_PART": str(part)}
     p = subprocess.run([sys.executable, "-m", "engine", "mine", "in", "--engine", "spark", "--master", "local[2,4]",
-                        "--partitioned", "--sigma", "3", "--min-len", "3", "--out", "res", "--quiet"],
-                       capture_output=True, text=True, cwd=tmp_path, env=env, timeout=600)
+                        "--partitioned", "--sigma", "3", "--min-len", "3", "--out", "res", "--db", "s.duckdb",
+                        "--quiet"], capture_output=True, text=True, cwd=tmp_path, env=env, timeout=600)
     assert p.returncode == 0, p.stderr[-2000:]
-    assert not flag.exists()  # the failure happened
+    assert not flag.exists() and not part.exists()  # both failures happened
+    assert "stored in s.duckdb" in p.stdout
     want, covered, _ = naive.mine(docs, 3, 3)
     files = partitioned_files(str(tmp_path / "res"))
     got = {tuple(p.split(" ")): (d, o) for p, d, o in files["phrases"].select("phrase", "df", "occurrences").rows()}
     assert got == want and files["documents"]["covered_tokens"].to_list() == covered
+    # the store: the snapshot written again by the retried task, whole; the same phrases and mask
+    run_id = json.loads((tmp_path / "res" / "summary.json").read_text())["run_id"]
+    masks, _ = store_spans(str(tmp_path / "s.duckdb"), run_id)
+    assert [int(m.sum()) for m in masks] == covered
+    assert {tuple(p.split(" ")): (d, o) for p, _, d, o, _ in stored_phrases(str(tmp_path / "s.duckdb"), run_id,
+                                                                            True)} == want
+    content, _, row = snapshot_content(str(tmp_path / "s.duckdb"), json.loads(
+        (tmp_path / "res" / "summary.json").read_text())["snapshot_id"])
+    assert sorted(content) == list(range(30)) and row[0][:2] == (30, sum(len(d) for d in docs))
+    assert all(content[i][3] == tuple(d) for i, d in enumerate(docs))
 
 
 def test_partitioned_faults_sigma_and_a_vanished_shard(spark, tmp_path, monkeypatch):
