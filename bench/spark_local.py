@@ -130,7 +130,7 @@ def main():
         times, peaks = [], []
         for i in range(a.runs + 1):
             out = os.path.join(work, f"out-{label}")
-            db = os.path.join(work, "spark.duckdb" if label == "spark-partitioned-db" else "local.duckdb")
+            db = os.path.join(work, f"{label}.duckdb")  # each label's own: the local store stays for the comparison
             for path in (db, db + ".wal"):
                 if os.path.exists(path):
                     os.remove(path)
@@ -163,7 +163,7 @@ def main():
                 same[f"{label}/{name}"] = pl.read_parquet(mine_).equals(pl.read_parquet(local))
         if label == "spark-partitioned-db":
             want = store_fingerprint(os.path.join(work, "local.duckdb"))
-            got = store_fingerprint(os.path.join(work, "spark.duckdb"))
+            got = store_fingerprint(os.path.join(work, f"{label}.duckdb"))
             print("store fingerprints", want, got, flush=True)
             for key in want:
                 same[f"{label}/store {key}"] = want[key] == got[key]

@@ -108,7 +108,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="with --engine spark: the Spark master URL (default: the one spark-submit gives, else local[*])")
     m.add_argument("--partitioned", action="store_true",
                    help="with --engine spark: mine the repeated text on the executors, nothing on the driver "
-                        "growing with the corpus (result files without block_id; not yet with --db)")
+                        "growing with the corpus (with --db the executors also write the snapshot)")
     m.add_argument("--parts", type=_positive_int, default=None,
                    help="with --partitioned: the parts the seeds are dealt to (default: from their occurrences)")
     m.add_argument("--plan", action="store_true",

@@ -128,8 +128,9 @@ def write_part(folder: str, name: str, tk, doc_id: pa.Array, sites: list, urls: 
 
 
 def _changed(folder: str, name: str) -> BoilerscopeError:
-    return BoilerscopeError(f"{folder}: snapshot part {name} holds tokens its dictionary does not (a part changed "
-                            "or was lost after the job wrote it); mine again")
+    return BoilerscopeError(f"{folder}: snapshot part {name} is incomplete or changed since the job wrote it "
+                            "(lost files, or other content); nothing was stored: mine again, with the store's "
+                            "folder on storage every executor shares")
 
 
 @dataclass
@@ -156,8 +157,11 @@ class PartsReader:
         self.names = sorted(f[:-5] for f in os.listdir(folder) if f.endswith(".json") and ".tmp-" not in f)
         self.meta = {}
         for name in self.names:
-            with open(os.path.join(folder, name + ".json"), encoding="utf-8") as fh:
-                self.meta[name] = json.load(fh)
+            try:
+                with open(os.path.join(folder, name + ".json"), encoding="utf-8") as fh:
+                    self.meta[name] = json.load(fh)
+            except (OSError, ValueError):
+                raise _changed(folder, name) from None
         self.n_docs = sum(m["documents"] for m in self.meta.values())
         self.n_tokens = sum(m["tokens"] for m in self.meta.values())
         self.snapshot_id = snapshot_id(self.n_docs, sum(int(m["digest"]) for m in self.meta.values()) % MOD)
@@ -188,14 +192,28 @@ class PartsReader:
 
     def chunks(self, prefetch: bool = True):
         for name in self.names:
-            stem = os.path.join(self.folder, name)
-            docs = pq.read_table(stem + ".docs.parquet")
-            local = np.load(stem + ".tokens.npy")
-            ids = self._map(name)
-            if local.shape[0] and (int(local.max()) >= ids.shape[0] or int(local.min()) < 0):
-                raise _changed(self.folder, name)
-            table = docs.select(["doc_id", "site", "url", "text"])
-            table = table.set_column(3, "text", pc.cast(table.column("text"), pa.large_string()))
-            yield PartChunk(table=table, tokens=ids[local] if local.shape[0] else local,
-                            span_start=np.load(stem + ".span_start.npy"), span_end=np.load(stem + ".span_end.npy"),
-                            n_tokens=docs.column("n_tokens").to_numpy().astype(np.int64))
+            try:
+                yield self._chunk(name)
+            except (OSError, ValueError, KeyError, pa.ArrowException):
+                raise _changed(self.folder, name) from None
+
+    def _chunk(self, name: str) -> PartChunk:
+        """One part, checked against its JSON file (counts and digest)."""
+        stem = os.path.join(self.folder, name)
+        meta = self.meta[name]
+        docs = pq.read_table(stem + ".docs.parquet")
+        local = np.load(stem + ".tokens.npy")
+        span_start, span_end = np.load(stem + ".span_start.npy"), np.load(stem + ".span_end.npy")
+        ids = self._map(name)
+        n_tokens = docs.column("n_tokens").to_numpy().astype(np.int64)
+        table = docs.select(["doc_id", "site", "url", "text"])
+        table = table.set_column(3, "text", pc.cast(table.column("text"), pa.large_string()))
+        if (docs.num_rows != meta["documents"] or int(n_tokens.sum()) != meta["tokens"]
+                or not local.shape[0] == span_start.shape[0] == span_end.shape[0] == meta["tokens"]
+                or (local.shape[0] and (int(local.max()) >= ids.shape[0] or int(local.min()) < 0))
+                or str(document_digests(table.column("doc_id").combine_chunks(), table.column("site").to_pylist(),
+                                        table.column("url").to_pylist(), table.column("text").combine_chunks()))
+                != meta["digest"]):
+            raise _changed(self.folder, name)
+        return PartChunk(table=table, tokens=ids[local] if local.shape[0] else local, span_start=span_start,
+                         span_end=span_end, n_tokens=n_tokens)

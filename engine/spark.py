@@ -916,8 +916,9 @@ def mine_spark(source: str, sigma, min_len: int, out: str | None, master: str | 
     the run (the snapshot is ingested into it first, or found there), as a
     local run would, so that the dashboard opens it; the summary then has
     the snapshot and run ids.  At least one of the two.  ``partitioned``:
-    step 4 on the executors (:func:`mine_partitioned`; result files only,
-    without block_id, in ``parts`` parts from a first ``context``)."""
+    step 4 on the executors (:func:`mine_partitioned`, in ``parts`` parts
+    from a first ``context``; with ``db`` the executors also write the
+    snapshot and the store's rows: :func:`store_parts_run`)."""
     t0 = time.perf_counter()
     if out is None and db is None:
         raise BoilerscopeError("the Spark engine needs somewhere to put the results: give {out} DIR or {db} STORE",
@@ -926,6 +927,9 @@ def mine_spark(source: str, sigma, min_len: int, out: str | None, master: str | 
     min_len = params.min_len
     paths = _paths(source)  # resolved once: a glob or folder is listed here only
     offsets = check_shards(source, paths)
+    if db is not None and os.path.exists(db):  # a foreign or locked store fails now, not after the job
+        from .store import Store
+        Store(db).close()
     held, replaced = None, 0  # the executors' copy of the documents (Python-read formats)
     own = spark is None
     spark = spark or session(master, conf)
@@ -1136,12 +1140,7 @@ def _run_partitioned(spark, docs, source, sigma, sigma_n, L, out, db, n_docs, re
     rs = ResultSet(out) if out is not None else None  # a folder that cannot be written fails now
     staging = None
     if db is not None:
-        try:
-            staging = tempfile.mkdtemp(prefix=".boilerscope-spark-", dir=os.path.dirname(os.path.abspath(db)))
-            os.mkdir(os.path.join(staging, "snapshot"))
-        except OSError as exc:
-            raise BoilerscopeError(f"cannot write beside the store {db} ({exc.strerror or exc}); "
-                                   "use another {db}", "db") from None
+        staging = staging_folder(db)
     try:
         t = time.perf_counter()
         try:
@@ -1215,6 +1214,38 @@ def _run_partitioned(spark, docs, source, sigma, sigma_n, L, out, db, n_docs, re
             shutil.rmtree(staging, ignore_errors=True)
     stage("done", 1.0)
     return summary
+
+
+#: The folders a ``--partitioned --db`` job writes beside the store: the
+#: prefix, then the driver's process id (a folder whose process is gone is a
+#: killed job's, removed by the next job).
+STAGING_PREFIX = ".boilerscope-spark-"
+
+
+def staging_folder(db: str) -> str:
+    """A new folder beside the store for the executors' parts (mode from the
+    umask: executors may run as another user), after removing those of
+    killed jobs on this machine."""
+    import shutil
+    parent = os.path.dirname(os.path.abspath(db))
+    for name in os.listdir(parent) if os.path.isdir(parent) else []:
+        if name.startswith(STAGING_PREFIX):
+            pid = name[len(STAGING_PREFIX):].split("-")[0]
+            if pid.isdigit() and int(pid) != os.getpid() and not os.path.exists(f"/proc/{pid}"):
+                shutil.rmtree(os.path.join(parent, name), ignore_errors=True)
+    path = None
+    try:
+        path = tempfile.mkdtemp(prefix=f"{STAGING_PREFIX}{os.getpid()}-", dir=parent)
+        mask = os.umask(0)
+        os.umask(mask)
+        os.chmod(path, 0o777 & ~mask)
+        os.mkdir(os.path.join(path, "snapshot"))
+        return path
+    except OSError as exc:
+        if path is not None:
+            shutil.rmtree(path, ignore_errors=True)
+        raise BoilerscopeError(f"cannot write beside the store {db} ({exc.strerror or exc}); "
+                               "use another {db}", "db") from None
 
 
 def store_parts_run(db: str, source: str, summary: RunSummary, files: str, staging: str, rs, timings: dict,

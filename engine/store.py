@@ -185,6 +185,11 @@ class TextWriter:
             os.remove(self.path)
 
 
+def _lost(what: str) -> BoilerscopeError:
+    return BoilerscopeError(f"the Spark job's parts are incomplete or damaged ({what}); nothing was stored: "
+                            "the store's folder must be on storage the driver and every executor share")
+
+
 def _quoted(path: str) -> str:
     """A path as an SQL string literal (where DuckDB takes no parameter: COPY, a list of files)."""
     return "'" + path.replace("'", "''") + "'"
@@ -575,7 +580,7 @@ class Store:
         if files:
             self._buffer_pool(capped=True)
             cur = self.con.cursor()
-            try:
+            try:  # (a part missing or unreadable: one clear error)
                 reader.n_sites = int(cur.execute(
                     f"SELECT count(DISTINCT site) FROM {_parquet_relation(files)}").fetchone()[0])
                 # the vocabulary in order of first occurrence (part, then local id), and each part's map
@@ -589,6 +594,8 @@ class Store:
                             f" v JOIN _v g USING (token)) TO {_quoted(reader.maps)} (FORMAT parquet, PARTITION_BY (part), OVERWRITE)")
                 reader.n_vocab = int(cur.execute("SELECT count(*) FROM _v").fetchone()[0])
                 cur.execute("DROP TABLE _v")
+            except (duckdb.IOException, duckdb.InvalidInputException) as exc:
+                raise _lost(first_line(exc)) from None
             finally:
                 cur.close()
                 self._buffer_pool(capped=False)
@@ -748,13 +755,15 @@ class Store:
         L-grams that explain spans after them.  ``before_commit(run_id)`` as
         in :meth:`add_run`.  Returns the run id."""
         def src(name):
-            return sorted(os.path.join(folders[name], f) for f in os.listdir(folders[name])
-                          if f.endswith(".parquet")) if os.path.isdir(folders[name]) else []
+            if not os.path.isdir(folders[name]):
+                raise _lost(f"{folders[name]} is missing")
+            return sorted(os.path.join(folders[name], f) for f in os.listdir(folders[name]) if f.endswith(".parquet"))
+
+        def rp(name):
+            return _parquet_relation(src(name))
 
         def write(cur):
             run_id = cur.execute("SELECT nextval('run_ids')").fetchall()[0][0]
-            def rp(name):
-                return _parquet_relation(src(name))
             cur.execute("CREATE OR REPLACE TEMP TABLE _d AS SELECT doc_index, doc_id, token_start, n_tokens"
                         " FROM documents WHERE snapshot_id = ?", [snapshot_id])
             docs = src("documents")
@@ -765,10 +774,13 @@ class Store:
             if bad:
                 raise BoilerscopeError(f"the store's snapshot {snapshot_id} does not hold the documents Spark "
                                        "read (were the shards changed meanwhile?); mine again")
-            empty = "(SELECT NULL::VARCHAR AS key, NULL::VARCHAR AS phrase WHERE false)"
-            cur.execute("CREATE OR REPLACE TEMP TABLE _m AS SELECT (row_number() OVER (ORDER BY psi DESC,"
-                        " length DESC, phrase) - 1)::INTEGER AS phrase_id, sha256(phrase) AS key, *"
-                        f" FROM {rp('phrases') if src('phrases') else empty}")
+            if src("phrases"):
+                cur.execute("CREATE OR REPLACE TEMP TABLE _m AS SELECT (row_number() OVER (ORDER BY psi DESC,"
+                            " length DESC, phrase) - 1)::INTEGER AS phrase_id, sha256(phrase) AS key, *"
+                            f" FROM {rp('phrases')}")
+            else:  # nothing repeats (Spark wrote no part)
+                cur.execute("CREATE OR REPLACE TEMP TABLE _m (phrase_id INTEGER, key VARCHAR, phrase VARCHAR,"
+                            " length INTEGER, df BIGINT, occurrences BIGINT, sites BIGINT, psi BIGINT, block_id INTEGER)")
             n_max = cur.execute("SELECT count(*) FROM _m").fetchone()[0]
             if src("lgrams"):
                 cur.execute("CREATE OR REPLACE TEMP TABLE _g AS SELECT (? + row_number() OVER (ORDER BY h, g)"
@@ -808,6 +820,18 @@ class Store:
                 cur.execute("INSERT INTO run_block_spans SELECT ?, b.block_id, d.doc_index, b.start, b.\"end\","
                             " b.char_start, b.char_end"
                             f" FROM {rp('block_spans')} b JOIN _d d USING (doc_id)", [run_id])
+            # every part arrived: each phrase's occurrences, one span per maximal phrase occurrence,
+            # every span explained
+            found = cur.execute(
+                "SELECT (SELECT coalesce(sum(occurrences), 0) FROM _m) + (SELECT coalesce(sum(occurrences), 0) FROM _g),"
+                " (SELECT count(*) FROM run_occurrences WHERE run_id = ?),"
+                " (SELECT coalesce(sum(occurrences), 0) FROM _m),"
+                " (SELECT count(*) FROM run_spans s JOIN _m USING (phrase_id) WHERE s.run_id = ?),"
+                " (SELECT count(*) FROM run_spans WHERE run_id = ? AND phrase_id IS NULL)",
+                [run_id, run_id, run_id]).fetchone()
+            if found[0] != found[1] or found[2] != found[3] or found[4]:
+                raise _lost(f"occurrences {found[1]} of {found[0]}, maximal spans {found[3]} of {found[2]}, "
+                            f"{found[4]} spans without their phrase")
             for t in ("_d", "_m", "_g", "_f"):
                 cur.execute(f"DROP TABLE IF EXISTS {t}")
             summary["run_id"] = int(run_id)
@@ -821,7 +845,13 @@ class Store:
                  summary.get("seconds", {}).get("total"), json.dumps(summary)])
             return int(run_id)
 
-        return self._write(write)
+        self._buffer_pool(capped=True)  # DuckDB spills past the cap: the driver's memory stays bounded
+        try:
+            return self._write(write)
+        except (duckdb.IOException, duckdb.InvalidInputException) as exc:
+            raise _lost(first_line(exc)) from None
+        finally:
+            self._buffer_pool(capped=False)
 
     def runs(self, snapshot_id: str | None = None) -> pl.DataFrame:
         sql = ("SELECT run_id, snapshot_id, sigma, min_len, algo,"

@@ -199,15 +199,26 @@ def test_store_spans_cover_the_mask(docs, sigma, L, data):
             continue
         mx = [{"pos": k, "length": len(p), "key": hashlib.sha256(" ".join(p).encode()).hexdigest()}
               for p in maximal for k in range(len(d) - len(p) + 1) if tuple(d[k:k + len(p)]) == p]
-        cut = data.draw(st.integers(0, len(d)))
-        # a segment ends where no frequent L-gram holds the next token: cut only there
-        held = {k + j for k, _ in grams for j in range(L)}
-        if cut in held and cut - 1 in held:
-            cut = 0
-        pieces = [(a, b) for a, b in ((0, cut), (cut, len(d))) if b > a]
+        # segments as step 3 makes them: the runs of tokens under a window that passed the
+        # filter (the frequent ones and a few false positives), gaps between them
+        extra = data.draw(st.sets(st.integers(0, max(len(d) - L, 0)), max_size=2))
+        under = [False] * len(d)
+        for k in [k for k, _ in grams] + [k for k in extra if k + L <= len(d)]:
+            under[k:k + L] = [True] * L
+        pieces, k = [], 0
+        while k < len(d):
+            if under[k]:
+                e = k
+                while e < len(d) and under[e]:
+                    e += 1
+                pieces.append((k, e))
+                k = e
+            else:
+                k += 1
         rows.append({"doc_id": 100 + i, "segments": [" ".join(d[a:b]) for a, b in pieces],
                      "starts": [a for a, _ in pieces],
-                     "cs": [3 * k for k in range(len(d))], "ce": [3 * k + 2 for k in range(len(d))],
+                     "cs": [3 * k for a, b in pieces for k in range(a, b)],
+                     "ce": [3 * k + 2 for a, b in pieces for k in range(a, b)],
                      "lg": [{"pos": k, "h": hash(tuple(d[k:k + L])) & 0xFFFF, "g": 0, "df": df} for k, df in grams],
                      "mx": mx or None})
     if not rows:
@@ -305,6 +316,70 @@ def test_snapshot_parts_store_the_local_snapshot(tmp_path):
     name = reader.names[0]
     np.save(folder / f"{name}.tokens.npy", np.full(5, 10 ** 6, np.int32))
     with Store(str(tmp_path / "bad.duckdb")) as st:
-        with pytest.raises(BoilerscopeError, match=f"snapshot part {name} holds tokens its dictionary does not"):
+        with pytest.raises(BoilerscopeError, match=f"snapshot part {name} is incomplete or changed"):
             st.add_parts_snapshot(PartsReader(str(folder), path))
         assert st.snapshots().height == 0
+
+
+def test_lost_or_changed_parts_are_one_clear_error(tmp_path):
+    """Snapshot parts with a file lost, a damaged JSON file or other text
+    than the job wrote (its digest), and a run whose parts are missing: one
+    clear error each, nothing stored."""
+    import json
+    import shutil
+    import pyarrow as pa
+    from engine.partitioned import normalize_batch, tokenize_text
+    from engine.partitioned_snapshot import PartsReader, part_name, write_part
+    from engine.store import Store
+    table = pq.read_table(os.path.join(ROOT, "data", "demo.parquet")).slice(0, 40)
+    good = tmp_path / "good"
+    good.mkdir()
+    for k, a in enumerate(range(0, 40, 10)):
+        doc_id, text, sites, urls = normalize_batch(table.slice(a, 10).to_batches()[0])
+        write_part(str(good), part_name(0, k), tokenize_text(text), doc_id, sites, urls, text)
+    name = part_name(0, 1)
+
+    def broken(how):
+        folder = tmp_path / how
+        shutil.copytree(good, folder)
+        if how == "lost":
+            os.remove(folder / f"{name}.span_end.npy")
+        elif how == "json":
+            (folder / f"{name}.json").write_text("{not json")
+        elif how == "vocab":
+            os.remove(folder / f"{name}.vocab.parquet")
+        else:  # other text, same shape: the digest differs
+            docs = pq.read_table(folder / f"{name}.docs.parquet")
+            texts = docs.column("text").to_pylist()
+            docs = docs.set_column(docs.column_names.index("text"), "text",
+                                   pa.array([t.upper() for t in texts], docs.schema.field("text").type))
+            pq.write_table(docs, folder / f"{name}.docs.parquet")
+        return str(folder)
+    for how in ("lost", "json", "vocab", "text"):
+        db = str(tmp_path / f"{how}.duckdb")
+        with Store(db) as st:
+            with pytest.raises(BoilerscopeError, match="incomplete or (changed|damaged)") as e:
+                st.add_parts_snapshot(PartsReader(broken(how), "x"))
+            assert "\n" not in str(e.value) and st.snapshots().height == 0
+    # a run whose store rows never arrived
+    db = str(tmp_path / "run.duckdb")
+    with Store(db) as st:
+        sid, _ = st.add_parts_snapshot(PartsReader(str(good), "x"))
+        docs = st.documents_meta(sid)
+        folder = tmp_path / "run"
+        (folder / "documents.parquet").mkdir(parents=True)
+        pq.write_table(pa.table({"doc_id": docs["doc_id"].to_arrow(), "n_tokens": docs["n_tokens"].to_arrow(),
+                                 "covered_tokens": pa.array([0] * docs.height, pa.int64())}),
+                       folder / "documents.parquet" / "part-0.parquet")
+        for name in ("phrases.parquet", "blocks.parquet", "block_spans.parquet"):
+            (folder / name).mkdir()
+        folders = {n: str(folder / f"{n}.parquet") for n in ("phrases", "documents", "blocks", "block_spans")}
+        folders.update({n: str(folder / n) for n in ("occurrences", "spans", "lgrams", "lgram_occurrences")})
+        with pytest.raises(BoilerscopeError, match="parts are incomplete or damaged"):
+            st.add_parts_run(sid, 2, 3, "bloomspan", folders, {"phrases": 0})
+        assert st.runs().height == 0
+        for n in ("occurrences", "spans", "lgrams", "lgram_occurrences"):
+            (folder / n).mkdir()
+        run_id = st.add_parts_run(sid, 2, 3, "bloomspan", folders, {"phrases": 0, "covered_tokens": 0})
+        assert st.runs()["run_id"].to_list() == [run_id]
+        json.dumps(st.run(run_id)["summary"])

@@ -379,7 +379,12 @@ def test_partitioned_equals_the_definition(spark, tmp_path_factory, docs, sigma,
     # the store: the same phrases and coverage; the spans' union is the mask, each span its phrase's text
     masks, nonmax = store_spans(db, s.run_id)
     assert [int(m.sum()) for m in masks] == covered
-    assert {tuple(p.split(" ")): (d, o) for p, _, d, o, _ in stored_phrases(db, s.run_id, True)} == want
+    stored = stored_phrases(db, s.run_id, True)
+    assert {tuple(p.split(" ")): (d, o) for p, _, d, o, _ in stored} == want
+    for phrase, _, _, _, positions in stored:  # every occurrence, at its place (doc_id = row number here)
+        gram = tuple(phrase.split(" "))
+        assert sorted(positions) == [(i, k) for i, d in enumerate(docs) for k in range(len(d) - len(gram) + 1)
+                                     if tuple(d[k:k + len(gram)]) == gram]
     for phrase, length, df, occ, positions in nonmax:  # the L-grams explaining the rest: exact df, every occurrence
         gram = tuple(phrase.split(" "))
         where = [(i, k) for i, d in enumerate(docs) for k in range(len(d) - L + 1) if tuple(d[k:k + L]) == gram]
