@@ -107,8 +107,11 @@ def main():
     import pyarrow.parquet as pq
     ap = argparse.ArgumentParser()
     ap.add_argument("--corpus", default="webdocs")
+    ap.add_argument("--shards-dir", default=None,
+                    help="existing Parquet shards instead of cutting --corpus (e.g. 300M tokens of the scale corpus)")
     ap.add_argument("--shards", type=int, default=8)
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--warmup", type=int, default=1, help="runs before the timed ones (0 for a large corpus)")
     ap.add_argument("--master", default="local[2]")
     ap.add_argument("--sigma", default="20")
     ap.add_argument("--min-len", default="10")
@@ -118,7 +121,10 @@ def main():
     if a.engines[0] != "local":
         a.engines.insert(0, "local")  # the baseline of every ratio
     work = os.path.join(HERE, "work", "spark-local")
-    shards = os.path.join(work, f"{a.corpus}-shards")
+    shards = a.shards_dir or os.path.join(work, f"{a.corpus}-shards")
+    if a.shards_dir:
+        a.corpus = os.path.basename(os.path.normpath(a.shards_dir))
+        a.shards = len([n for n in os.listdir(shards) if n.endswith(".parquet")])
     if not os.path.isdir(shards):
         os.makedirs(shards)
         t = pq.read_table(os.path.join(SHARED, a.corpus + ".parquet"))
@@ -128,7 +134,7 @@ def main():
     rows = {}
     for label in a.engines:
         times, peaks = [], []
-        for i in range(a.runs + 1):
+        for i in range(a.warmup + a.runs):
             out = os.path.join(work, f"out-{label}")
             db = os.path.join(work, f"{label}.duckdb")  # each label's own: the local store stays for the comparison
             for path in (db, db + ".wal"):
@@ -141,7 +147,7 @@ def main():
                                               "--db", db]}[label]
             s, p = run(["mine", shards, "--sigma", a.sigma, "--min-len", a.min_len, "--out", out, "--quiet",
                         *extra])
-            if i:  # the first run warms up (numba cache, JVM classes, page cache)
+            if i >= a.warmup:  # the first runs warm up (numba cache, JVM classes, page cache)
                 times.append(s)
                 peaks.append(p)
             print(label, i, round(s, 2), round(p / 2**30, 2), flush=True)
@@ -168,10 +174,12 @@ def main():
             for key in want:
                 same[f"{label}/store {key}"] = want[key] == got[key]
     result = {"corpus": a.corpus, "shards": a.shards, "master": a.master, "rows": rows, "identical": same}
-    with open(os.path.join(HERE, "results", "spark_local.json"), "w") as fh:
+    name = "spark_local" if not a.shards_dir else f"spark_local_{a.corpus}"
+    with open(os.path.join(HERE, "results", f"{name}.json"), "w") as fh:
         json.dump(result, fh, indent=1)
     lines = [f"{a.corpus} in {a.shards} Parquet shards, sigma {a.sigma}, L {a.min_len}; median of {a.runs} runs "
-             "after a warm-up, each a separate process; peak = largest RSS sum over the process tree:", "",
+             f"after {a.warmup} warm-up run(s), each a separate process; peak = largest RSS sum over the process "
+             "tree:", "",
              "| engine | median s | peak RSS GiB | stages (last run, s) |", "|---|---:|---:|---|"]
     for label, r in rows.items():
         stages = ", ".join(f"{k} {v:.1f}" for k, v in (r["summary_seconds"] or {}).items())
@@ -180,7 +188,7 @@ def main():
     lines += ["", f"Identical to the local engine's (spark: bytes; spark-partitioned: rows): {same}"]
     lines += [f"{label} / local time: {rows[label]['seconds'] / rows['local']['seconds']:.2f}x, peak RSS "
               f"{rows[label]['peak_rss'] / rows['local']['peak_rss']:.2f}x" for label in a.engines[1:]]
-    with open(os.path.join(HERE, "results", "spark_local.md"), "w") as fh:
+    with open(os.path.join(HERE, "results", f"{name}.md"), "w") as fh:
         fh.write("\n".join(lines) + "\n")
     print("\n".join(lines))
 
