@@ -185,6 +185,22 @@ class TextWriter:
             os.remove(self.path)
 
 
+def _run_row(cur, run_id: int, snapshot_id: str, sigma: int, min_len: int, algo: str, summary: dict,
+             before_commit) -> int:
+    """A run's last step inside its transaction: ``before_commit(run_id)``
+    (it may complete the summary), then the ``runs`` row."""
+    summary["run_id"] = int(run_id)
+    if before_commit is not None:
+        before_commit(int(run_id))
+    cur.execute(
+        "INSERT INTO runs(run_id, snapshot_id, sigma, min_len, algo, phrases,"
+        " covered_tokens, coverage, seconds, summary) VALUES (?,?,?,?,?,?,?,?,?,?)",
+        [run_id, snapshot_id, sigma, min_len, algo, summary.get("phrases"),
+         summary.get("covered_tokens"), summary.get("coverage"),
+         summary.get("seconds", {}).get("total"), json.dumps(summary)])
+    return int(run_id)
+
+
 def _lost(what: str) -> BoilerscopeError:
     return BoilerscopeError(f"the Spark job's parts are incomplete or damaged ({what}); nothing was stored: "
                             "the store's folder must be on storage the driver and every executor share")
@@ -729,16 +745,7 @@ class Store:
                 cur.register("_frame", arrow)
                 cur.execute(f"INSERT INTO {table} SELECT * FROM _frame")
                 cur.unregister("_frame")
-            summary["run_id"] = int(run_id)
-            if before_commit is not None:
-                before_commit(int(run_id))
-            cur.execute(
-                "INSERT INTO runs(run_id, snapshot_id, sigma, min_len, algo, phrases,"
-                " covered_tokens, coverage, seconds, summary) VALUES (?,?,?,?,?,?,?,?,?,?)",
-                [run_id, snapshot_id, sigma, min_len, algo, summary.get("phrases"),
-                 summary.get("covered_tokens"), summary.get("coverage"),
-                 summary.get("seconds", {}).get("total"), json.dumps(summary)])
-            return int(run_id)
+            return _run_row(cur, run_id, snapshot_id, sigma, min_len, algo, summary, before_commit)
 
         return self._write(write)
 
@@ -834,16 +841,7 @@ class Store:
                             f"{found[4]} spans without their phrase")
             for t in ("_d", "_m", "_g", "_f"):
                 cur.execute(f"DROP TABLE IF EXISTS {t}")
-            summary["run_id"] = int(run_id)
-            if before_commit is not None:
-                before_commit(int(run_id))
-            cur.execute(
-                "INSERT INTO runs(run_id, snapshot_id, sigma, min_len, algo, phrases,"
-                " covered_tokens, coverage, seconds, summary) VALUES (?,?,?,?,?,?,?,?,?,?)",
-                [run_id, snapshot_id, sigma, min_len, algo, summary.get("phrases"),
-                 summary.get("covered_tokens"), summary.get("coverage"),
-                 summary.get("seconds", {}).get("total"), json.dumps(summary)])
-            return int(run_id)
+            return _run_row(cur, run_id, snapshot_id, sigma, min_len, algo, summary, before_commit)
 
         self._buffer_pool(capped=True)  # DuckDB spills past the cap: the driver's memory stays bounded
         try:

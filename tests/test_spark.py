@@ -210,6 +210,38 @@ def stored_run(db, run_id=None):
                  "block_spans": block_spans, "phrase_blocks": phrase_blocks}
 
 
+def demo_jsonl(tmp_path):
+    """700 demo pages in two JSONL shards with doc_ids whose order is not the snapshot's."""
+    table = pq.read_table(os.path.join(ROOT, "data", "demo.parquet")).slice(0, 700)
+    texts, urls = table.column("text").to_pylist(), table.column("url").to_pylist()
+    ids = [(i * 7919) % 100003 for i in range(len(texts))]  # not sorted: doc_id order != snapshot order
+    folder = tmp_path / "jl"
+    folder.mkdir()
+    for k, (a, b) in enumerate([(0, 250), (250, 700)]):
+        with open(folder / f"part-{k}.jsonl", "w", encoding="utf-8") as fh:
+            for i in range(a, b):
+                fh.write(json.dumps({"doc_id": ids[i], "url": urls[i], "text": texts[i]}) + "\n")
+    return folder
+
+
+def phrases_page_shows(db, snapshot_id, phrase):
+    """The dashboard opens the store's run: the Phrases page lists ``phrase``."""
+    from streamlit.testing.v1 import AppTest
+    os.environ["BOILERSCOPE_DB"] = db
+    try:
+        at = AppTest.from_file(os.path.join(ROOT, "app.py"), default_timeout=180)
+        at.session_state["bs.snapshot"] = snapshot_id
+        at.session_state["bs.init"] = True
+        at.session_state["bs.view"] = "phrases"  # every phrase by Ψ (the page lists blocks first)
+        at.run()
+        assert not at.exception, at.exception
+        at.switch_page("pages/phrases.py").run()
+        assert not at.exception, at.exception
+        assert any(phrase in str(df.value.to_string()) for df in at.dataframe), phrase
+    finally:
+        os.environ.pop("BOILERSCOPE_DB", None)
+
+
 def snapshot_content(db, sid):
     """A stored snapshot by doc_id: site, url, text, tokens (as text) and
     their characters; and its vocabulary's df by token."""
@@ -236,15 +268,7 @@ def test_spark_run_in_the_store_is_the_local_run(spark, tmp_path):
     the same snapshot (same phrases, occurrences at the same token positions,
     per-document coverage, covered spans with their character offsets), with
     doc_ids whose order is not the snapshot's, and the dashboard opens it."""
-    table = pq.read_table(os.path.join(ROOT, "data", "demo.parquet")).slice(0, 700)
-    texts, urls = table.column("text").to_pylist(), table.column("url").to_pylist()
-    ids = [(i * 7919) % 100003 for i in range(len(texts))]  # not sorted: doc_id order != snapshot order
-    folder = tmp_path / "jl"
-    folder.mkdir()
-    for k, (a, b) in enumerate([(0, 250), (250, 700)]):
-        with open(folder / f"part-{k}.jsonl", "w", encoding="utf-8") as fh:
-            for i in range(a, b):
-                fh.write(json.dumps({"doc_id": ids[i], "url": urls[i], "text": texts[i]}) + "\n")
+    folder = demo_jsonl(tmp_path)
     local_db, spark_db = str(tmp_path / "local.duckdb"), str(tmp_path / "spark.duckdb")
     local = mine(str(folder), 10, 8, db=local_db)
     s = mine_spark(str(folder), 10, 8, str(tmp_path / "out"), spark=spark, db=spark_db)
@@ -268,21 +292,7 @@ def test_spark_run_in_the_store_is_the_local_run(spark, tmp_path):
     s2 = mine_spark(str(folder), 10, 8, None, spark=spark, db=spark_db)
     assert s2.run_id != s.run_id and stored_run(spark_db, s2.run_id)[1] == got
     # the dashboard opens the Spark run: its phrases and a document's highlighted spans
-    from streamlit.testing.v1 import AppTest
-    os.environ["BOILERSCOPE_DB"] = spark_db
-    try:
-        at = AppTest.from_file(os.path.join(ROOT, "app.py"), default_timeout=180)
-        at.session_state["bs.snapshot"] = s.snapshot_id
-        at.session_state["bs.init"] = True
-        at.session_state["bs.view"] = "phrases"  # every phrase by Ψ (the page lists blocks first)
-        at.run()
-        assert not at.exception, at.exception
-        at.switch_page("pages/phrases.py").run()
-        assert not at.exception, at.exception
-        top = pl.read_parquet(tmp_path / "out" / "phrases.parquet")["phrase"][0]
-        assert any(top in str(df.value.to_string()) for df in at.dataframe), top
-    finally:
-        os.environ.pop("BOILERSCOPE_DB", None)
+    phrases_page_shows(spark_db, s.snapshot_id, pl.read_parquet(tmp_path / "out" / "phrases.parquet")["phrase"][0])
 
 
 def test_spark_refuses_bad_shards(spark, tmp_path):
@@ -448,15 +458,7 @@ def test_partitioned_run_in_the_store(spark, tmp_path):
     phrases with every occurrence, per-document coverage, blocks and block
     spans (row for row, JSONL shards whose doc_ids are not in snapshot
     order), the same coverage mask from its spans, and the dashboard opens it."""
-    table = pq.read_table(os.path.join(ROOT, "data", "demo.parquet")).slice(0, 700)
-    texts, urls = table.column("text").to_pylist(), table.column("url").to_pylist()
-    ids = [(i * 7919) % 100003 for i in range(len(texts))]
-    folder = tmp_path / "jl"
-    folder.mkdir()
-    for k, (a, b) in enumerate([(0, 250), (250, 700)]):
-        with open(folder / f"part-{k}.jsonl", "w", encoding="utf-8") as fh:
-            for i in range(a, b):
-                fh.write(json.dumps({"doc_id": ids[i], "url": urls[i], "text": texts[i]}) + "\n")
+    folder = demo_jsonl(tmp_path)
     local_db, spark_db = str(tmp_path / "local.duckdb"), str(tmp_path / "spark.duckdb")
     local = mine(str(folder), 10, 8, db=local_db)
     s = mine_spark(str(folder), 10, 8, str(tmp_path / "out"), spark=spark, db=spark_db, partitioned=True,
@@ -492,21 +494,7 @@ def test_partitioned_run_in_the_store(spark, tmp_path):
     assert s2.snapshot_id == s.snapshot_id and not s2.spark["snapshot_stored"] and s2.run_id != s.run_id
     assert stored_run(spark_db, s2.run_id)[1] == got
     assert not [n for n in os.listdir(tmp_path) if n.startswith(".boilerscope-spark-")]
-    from streamlit.testing.v1 import AppTest
-    os.environ["BOILERSCOPE_DB"] = spark_db
-    try:
-        at = AppTest.from_file(os.path.join(ROOT, "app.py"), default_timeout=180)
-        at.session_state["bs.snapshot"] = s.snapshot_id
-        at.session_state["bs.init"] = True
-        at.session_state["bs.view"] = "phrases"
-        at.run()
-        assert not at.exception, at.exception
-        at.switch_page("pages/phrases.py").run()
-        assert not at.exception, at.exception
-        top = pl.read_parquet(tmp_path / "out" / "phrases.parquet")["phrase"][0]
-        assert any(top in str(df.value.to_string()) for df in at.dataframe), top
-    finally:
-        os.environ.pop("BOILERSCOPE_DB", None)
+    phrases_page_shows(spark_db, s.snapshot_id, pl.read_parquet(tmp_path / "out" / "phrases.parquet")["phrase"][0])
 
 
 def test_partitioned_gives_the_local_files(spark, tmp_path):
