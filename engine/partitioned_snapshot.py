@@ -34,7 +34,15 @@ of the partitioning, computed per part on the executors, the same for the
 same documents however they are sharded.  It is not the local id of the same
 shards (a local ingest of them is a second snapshot of the same text), and
 document order (doc_index) is the parts' order, not doc_id's: runs are
-matched to a stored snapshot by doc_id.
+matched to a stored snapshot by doc_id.  Each part is checked against its
+JSON file (counts, digest) as it is copied: a lost or changed part is one
+clear error, nothing stored.
+
+Complexity: on the executors, linear in each batch's tokens (its document
+frequencies by :func:`engine.kernels.bloomspan.word_df`) and text (the
+digests); at the store, DuckDB's aggregate over the parts' dictionaries
+(one per batch, so their total grows with the batches) and one linear copy
+of the parts.
 """
 from __future__ import annotations
 
