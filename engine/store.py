@@ -600,13 +600,13 @@ class Store:
                 reader.n_sites = int(cur.execute(
                     f"SELECT count(DISTINCT site) FROM {_parquet_relation(files)}").fetchone()[0])
                 # the vocabulary in order of first occurrence (part, then local id), and each part's map
+                vocab = _parquet_relation(reader.vocab_parts())
                 cur.execute("CREATE OR REPLACE TEMP TABLE _v AS SELECT (row_number() OVER (ORDER BY f.part, f.local_id)"
                             " - 1)::INTEGER AS token_id, token, df FROM (SELECT token, sum(df) AS df,"
-                            " min({'part': part, 'local_id': local_id}) AS f"
-                            f" FROM {_parquet_relation(reader.vocab_parts())} GROUP BY token)")
+                            f" min({{'part': part, 'local_id': local_id}}) AS f FROM {vocab} GROUP BY token)")
                 cur.execute("COPY (SELECT token_id, token, df FROM _v ORDER BY token_id)"
                             f" TO {_quoted(reader.vocabulary)} (FORMAT parquet)")
-                cur.execute(f"COPY (SELECT v.part, v.local_id, g.token_id FROM {_parquet_relation(reader.vocab_parts())}"
+                cur.execute(f"COPY (SELECT v.part, v.local_id, g.token_id FROM {vocab}"
                             f" v JOIN _v g USING (token)) TO {_quoted(reader.maps)} (FORMAT parquet, PARTITION_BY (part), OVERWRITE)")
                 reader.n_vocab = int(cur.execute("SELECT count(*) FROM _v").fetchone()[0])
                 cur.execute("DROP TABLE _v")
@@ -761,19 +761,20 @@ class Store:
         error).  Maximal phrases are numbered in the files' order, the
         L-grams that explain spans after them.  ``before_commit(run_id)`` as
         in :meth:`add_run`.  Returns the run id."""
-        def src(name):
-            if not os.path.isdir(folders[name]):
-                raise _lost(f"{folders[name]} is missing")
-            return sorted(os.path.join(folders[name], f) for f in os.listdir(folders[name]) if f.endswith(".parquet"))
+        files = {}  # each folder's parts, listed once
+        for name, folder in folders.items():
+            if not os.path.isdir(folder):
+                raise _lost(f"{folder} is missing")
+            files[name] = sorted(os.path.join(folder, f) for f in os.listdir(folder) if f.endswith(".parquet"))
 
         def rp(name):
-            return _parquet_relation(src(name))
+            return _parquet_relation(files[name])
 
         def write(cur):
             run_id = cur.execute("SELECT nextval('run_ids')").fetchall()[0][0]
             cur.execute("CREATE OR REPLACE TEMP TABLE _d AS SELECT doc_index, doc_id, token_start, n_tokens"
                         " FROM documents WHERE snapshot_id = ?", [snapshot_id])
-            docs = src("documents")
+            docs = files["documents"]
             bad = cur.execute(
                 f"SELECT (SELECT count(*) FROM {rp('documents')}) <> (SELECT count(*) FROM _d) OR EXISTS ("
                 f"SELECT 1 FROM {rp('documents')} x LEFT JOIN _d USING (doc_id)"
@@ -781,7 +782,7 @@ class Store:
             if bad:
                 raise BoilerscopeError(f"the store's snapshot {snapshot_id} does not hold the documents Spark "
                                        "read (were the shards changed meanwhile?); mine again")
-            if src("phrases"):
+            if files["phrases"]:
                 cur.execute("CREATE OR REPLACE TEMP TABLE _m AS SELECT (row_number() OVER (ORDER BY psi DESC,"
                             " length DESC, phrase) - 1)::INTEGER AS phrase_id, sha256(phrase) AS key, *"
                             f" FROM {rp('phrases')}")
@@ -789,17 +790,17 @@ class Store:
                 cur.execute("CREATE OR REPLACE TEMP TABLE _m (phrase_id INTEGER, key VARCHAR, phrase VARCHAR,"
                             " length INTEGER, df BIGINT, occurrences BIGINT, sites BIGINT, psi BIGINT, block_id INTEGER)")
             n_max = cur.execute("SELECT count(*) FROM _m").fetchone()[0]
-            if src("lgrams"):
+            if files["lgrams"]:
                 cur.execute("CREATE OR REPLACE TEMP TABLE _g AS SELECT (? + row_number() OVER (ORDER BY h, g)"
                             f" - 1)::INTEGER AS phrase_id, * FROM {rp('lgrams')}", [n_max])
             else:
                 cur.execute("CREATE OR REPLACE TEMP TABLE _g (phrase_id INTEGER, h BIGINT, g BIGINT,"
                             " phrase VARCHAR, df BIGINT, occurrences BIGINT)")
-            if src("occurrences"):
+            if files["occurrences"]:
                 cur.execute("INSERT INTO run_occurrences SELECT ?, m.phrase_id, d.doc_index, o.pos::INTEGER"
                             f" FROM {rp('occurrences')} o JOIN _m m USING (key) JOIN _d d USING (doc_id)",
                             [run_id])
-            if src("lgram_occurrences"):
+            if files["lgram_occurrences"]:
                 cur.execute("INSERT INTO run_occurrences SELECT ?, l.phrase_id, d.doc_index, o.pos::INTEGER"
                             f" FROM {rp('lgram_occurrences')} o JOIN _g l USING (h, g) JOIN _d d USING (doc_id)",
                             [run_id])
@@ -815,15 +816,15 @@ class Store:
                         [run_id, min_len, min_len])
             cur.execute("INSERT INTO run_documents SELECT ?, d.doc_index, x.covered_tokens"
                         f" FROM {rp('documents')} x JOIN _d d USING (doc_id)", [run_id])
-            if src("spans"):
+            if files["spans"]:
                 cur.execute("INSERT INTO run_spans SELECT ?, d.doc_index, s.start::INTEGER, s.\"end\"::INTEGER,"
                             " s.char_start, s.char_end, coalesce(m.phrase_id, l.phrase_id)"
                             f" FROM {rp('spans')} s JOIN _d d USING (doc_id) LEFT JOIN _m m ON m.key = s.key"
                             " LEFT JOIN _g l ON l.h = s.h AND l.g = s.g", [run_id])
-            if src("blocks"):
+            if files["blocks"]:
                 cur.execute("INSERT INTO run_blocks SELECT ?, block_id, text, phrases, documents, sites,"
                             f" covered_tokens, share FROM {rp('blocks')}", [run_id])
-            if src("block_spans"):
+            if files["block_spans"]:
                 cur.execute("INSERT INTO run_block_spans SELECT ?, b.block_id, d.doc_index, b.start, b.\"end\","
                             " b.char_start, b.char_end"
                             f" FROM {rp('block_spans')} b JOIN _d d USING (doc_id)", [run_id])
