@@ -91,7 +91,6 @@ engine's cost on each part's text; rounds at most log8(longest segment / C0)
 """
 from __future__ import annotations
 
-import hashlib
 import logging
 from dataclasses import dataclass
 
@@ -110,25 +109,28 @@ log = logging.getLogger(__name__)
 WINDOW_MULT = np.uint64(0x9E3779B97F4A7C15)   # odd: the window hash's multiplier
 
 
-def token_hashes(vocab: list[str]) -> np.ndarray:
-    """A 64-bit hash of each token's text (the same in every partition)."""
-    return np.frombuffer(b"".join(hashlib.blake2b(t.encode("utf-8"), digest_size=8).digest() for t in vocab),
-                         np.uint64).copy() if vocab else np.zeros(0, np.uint64)
+def token_hashes(vocab) -> np.ndarray:
+    """A 64-bit hash of each token's text (a list of str or an Arrow string
+    array; the same in every partition)."""
+    from .kernels.filters import string_hashes
+    voc = vocab.cast(pa.large_string()) if isinstance(vocab, pa.Array) else pa.array(vocab, pa.large_string())
+    out = np.empty(len(voc), np.uint64)
+    if len(voc):
+        _, offs, data = voc.buffers()
+        string_hashes(np.frombuffer(data, np.uint8) if data is not None else np.zeros(0, np.uint8),
+                      np.frombuffer(offs, np.int64)[voc.offset:voc.offset + len(voc) + 1], out)
+    return out
 
 
 def window_hashes(th: np.ndarray, doc_offsets: np.ndarray, L: int) -> tuple[np.ndarray, np.ndarray]:
     """Hash of every L-token window inside one document: (hashes, start positions)."""
-    n = th.shape[0]
-    if n < L:
-        return np.zeros(0, np.uint64), np.zeros(0, np.int64)
+    from .kernels.filters import window_hashes as kernel
     lengths = np.diff(doc_offsets)
-    doc_end = np.repeat(doc_offsets[1:], lengths)
-    starts = np.flatnonzero(np.arange(n - L + 1) + L <= doc_end[:n - L + 1])
-    h = np.zeros(starts.shape[0], np.uint64)
-    with np.errstate(over="ignore"):
-        for k in range(L):
-            h = h * WINDOW_MULT + th[starts + k]
-        h ^= h >> np.uint64(31)
+    n = int(np.maximum(lengths - L + 1, 0).sum()) if lengths.shape[0] else 0
+    h, starts = np.empty(n, np.uint64), np.empty(n, np.int64)
+    if n:
+        kernel(np.ascontiguousarray(th, np.uint64), np.ascontiguousarray(doc_offsets, np.int64), L, WINDOW_MULT,
+               h, starts)
     return h, starts
 
 
@@ -195,40 +197,74 @@ def segments(batches, L: int, frequent, bits: bool = False, written: bool = Fals
         np.add.at(delta, hit, 1)
         np.add.at(delta, hit + L, -1)
         covered = np.cumsum(delta[:n]) > 0
-        vocab = np.asarray(tk.vocab, dtype=object)
-        segs, firsts, raws, cs, ce = [], [], [], [], []
-        for d in range(tk.n_docs):
-            a, e = int(tk.doc_offsets[d]), int(tk.doc_offsets[d + 1])
-            m = covered[a:e]
-            out, at, raw = [], [], []
-            if m.any():
-                edges = np.flatnonzero(np.diff(np.concatenate(([0], m.astype(np.int8), [0]))))
-                doc_text = text[d].as_py() if written else None
-                for s, t in zip(edges[0::2].tolist(), edges[1::2].tolist()):
-                    out.append(" ".join(vocab[tk.tokens[a + s:a + t]].tolist()))
-                    at.append(s)
-                    if written:
-                        raw.append(doc_text[int(tk.span_start[a + s]):int(tk.span_end[a + t - 1])])
-                        cs.append(tk.span_start[a + s:a + t])
-                        ce.append(tk.span_end[a + s:a + t])
-            segs.append(out)
-            firsts.append(at)
-            raws.append(raw)
+        seg_a, seg_e, seg_doc = covered_runs_of(covered, tk.doc_offsets)
+        per_doc = np.bincount(seg_doc, minlength=tk.n_docs).astype(np.int64)
         cols = [doc_id, pa.array(sites, pa.string()), pa.array(urls, pa.string()),
-                pa.array(np.diff(tk.doc_offsets).astype(np.int64)), pa.array(segs, pa.list_(pa.large_string())),
-                pa.array(firsts, pa.list_(pa.int64()))]
+                pa.array(np.diff(tk.doc_offsets).astype(np.int64)),
+                list_array(joined_tokens(tk.vocab, tk.tokens, seg_a, seg_e), per_doc),
+                list_array(pa.array(seg_a - tk.doc_offsets[seg_doc]), per_doc)]
         names = ["doc_id", "site", "url", "n_tokens", "segments", "starts"]
         if written:
-            per_doc = np.array([len(r) for r in raws], np.int64)
-            seg_len = np.array([c.shape[0] for c in cs], np.int64)
-            doc_tok = np.bincount(np.repeat(np.arange(per_doc.shape[0]), per_doc), weights=seg_len,
-                                  minlength=per_doc.shape[0]).astype(np.int64)
-            flat_cs = np.concatenate(cs).astype(np.int32) if cs else np.zeros(0, np.int32)
-            flat_ce = np.concatenate(ce).astype(np.int32) if ce else np.zeros(0, np.int32)
-            cols += [pa.array(raws, pa.list_(pa.large_string())), list_array(pa.array(flat_cs), doc_tok),
-                     list_array(pa.array(flat_ce), doc_tok)]
+            where = np.flatnonzero(covered)
+            doc_tok = np.bincount(np.searchsorted(tk.doc_offsets, where, side="right") - 1,
+                                  minlength=tk.n_docs).astype(np.int64)
+            raw = text_slices(text, seg_doc, tk.span_start[seg_a], tk.span_end[seg_e - 1])
+            cols += [list_array(raw, per_doc), list_array(pa.array(tk.span_start[where].astype(np.int32)), doc_tok),
+                     list_array(pa.array(tk.span_end[where].astype(np.int32)), doc_tok)]
             names += ["raw", "cs", "ce"]
         yield pa.RecordBatch.from_arrays(cols, names=names)
+
+
+def covered_runs_of(covered: np.ndarray, doc_offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The maximal runs of covered tokens inside each document: (first
+    token, end, document) of each, in order."""
+    n = covered.shape[0]
+    before = np.zeros(n, bool)              # the previous token, in the same document, is covered
+    after = np.zeros(n, bool)
+    if n:
+        before[1:] = covered[:-1]
+        after[:-1] = covered[1:]
+        firsts, lasts = doc_offsets[:-1], doc_offsets[1:] - 1
+        before[firsts[firsts < n]] = False
+        after[lasts[lasts >= 0]] = False
+    seg_a = np.flatnonzero(covered & ~before)
+    seg_e = np.flatnonzero(covered & ~after) + 1
+    return seg_a, seg_e, np.searchsorted(doc_offsets, seg_a, side="right") - 1
+
+
+def joined_tokens(vocab: list[str], tokens: np.ndarray, seg_a: np.ndarray, seg_e: np.ndarray) -> pa.Array:
+    """Each run ``tokens[seg_a[i]:seg_e[i]]`` as its tokens joined by spaces."""
+    from .kernels.filters import join_tokens
+    voc = pa.array(vocab, pa.large_string())
+    voc_off = np.frombuffer(voc.buffers()[1], np.int64)[:len(voc) + 1]
+    voc_data = np.frombuffer(voc.buffers()[2], np.uint8) if voc.buffers()[2] is not None else np.zeros(0, np.uint8)
+    tok_bytes = np.zeros(tokens.shape[0] + 1, np.int64)
+    np.cumsum(np.diff(voc_off)[tokens] + 1, out=tok_bytes[1:])
+    total = int((tok_bytes[seg_e] - tok_bytes[seg_a] - 1).sum()) if seg_a.shape[0] else 0
+    out = np.empty(total, np.uint8)
+    offsets = np.empty(seg_a.shape[0] + 1, np.int64)
+    join_tokens(voc_data, voc_off, tokens, seg_a, seg_e, out, offsets)
+    return pa.LargeStringArray.from_buffers(seg_a.shape[0], pa.py_buffer(offsets), pa.py_buffer(out))
+
+
+def text_slices(text: pa.Array, doc: np.ndarray, char_a: np.ndarray, char_e: np.ndarray) -> pa.Array:
+    """``text[doc[i]][char_a[i]:char_e[i]]`` (code points), in order by
+    document then position, as written."""
+    from .kernels.filters import char_bytes, gather_bytes
+    text = text.cast(pa.large_string())
+    _, offs, data = text.buffers()
+    offs = np.frombuffer(offs, np.int64)[text.offset:text.offset + len(text) + 1]
+    data = np.frombuffer(data, np.uint8) if data is not None else np.zeros(0, np.uint8)
+    m = doc.shape[0]
+    query_doc = np.repeat(doc, 2)
+    chars = np.empty(2 * m, np.int64)
+    chars[0::2], chars[1::2] = char_a, char_e
+    at = np.empty(2 * m, np.int64)
+    char_bytes(data, offs, query_doc, chars, at)
+    out = np.empty(int((at[1::2] - at[0::2]).sum()), np.uint8)
+    offsets = np.empty(m + 1, np.int64)
+    gather_bytes(data, at[0::2], at[1::2], out, offsets)
+    return pa.LargeStringArray.from_buffers(m, pa.py_buffer(offsets), pa.py_buffer(out))
 
 
 #: The first round's context (tokens after a seed's start); multiplied by
@@ -399,6 +435,20 @@ def _groups(keys: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     return order, np.cumsum(new) - 1
 
 
+def group_windows(h: np.ndarray, ids: np.ndarray, ws: np.ndarray, L: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_groups` of the windows at ``ws`` (keys: the hash as int64,
+    then the L token ids), by one sort on the hash: equal L-grams have equal
+    hashes, so the hash's runs are the groups unless two L-grams share a
+    hash (then the sort on every key)."""
+    from .kernels.filters import window_groups
+    key = h.view(np.int64)
+    order = np.argsort(key, kind="stable")  # ties in input order, as lexsort's
+    gid = np.empty(order.shape[0], np.int64)
+    if window_groups(key, ids.astype(np.int64, copy=False), ws, order, L, gid):
+        return order, gid
+    return _groups([key] + [ids[ws + j] for j in range(L)])
+
+
 # --------------------------------------------------------------------------
 # phase A: the seeds, exactly
 
@@ -428,8 +478,7 @@ def window_rows(batch: pa.RecordBatch, L: int, bits: np.ndarray) -> pa.RecordBat
     seg = np.searchsorted(st.off, ws, side="right") - 1
     pos = st.first[seg] + (ws - st.off[seg])
     left = np.where(ws > st.off[seg], st.ids[np.maximum(ws - 1, 0)], -1)
-    cols = [h.view(np.int64)] + [st.ids[ws + j] for j in range(L)]
-    order, gid = _groups(cols)
+    order, gid = group_windows(h, st.ids, ws, L)
     n_groups = int(gid[-1]) + 1
     h, ws, pos, left = h[order], ws[order], pos[order], left[order]
     doc = doc_ids[st.doc[seg[order]]]

@@ -146,6 +146,77 @@ def test_filter_and_coverage_helpers():
     assert doc.tolist() == [0, 1] and cov.tolist() == [3, 8]  # [0,5) and [9,12)
 
 
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(st.integers(0, 3), max_size=12), min_size=1, max_size=5), st.integers(1, 4),
+       st.integers(0, 3))
+def test_window_hashes_and_groups(docs, L, collide):
+    """The window kernel against its formula in plain Python; the groups by
+    one sort on the hash against the sort on every key, also when L-grams
+    share a hash (hashes forced into ``collide + 1`` values)."""
+    from engine.partitioned import WINDOW_MULT, group_windows, window_hashes
+    th = np.array([0x9E3779B97F4A7C15 * (t + 1) % 2**64 for t in range(4)], np.uint64)
+    ids = np.array([t for d in docs for t in d], np.int64)
+    off = np.cumsum([0] + [len(d) for d in docs]).astype(np.int64)
+    h, starts = window_hashes(th[ids], off, L)
+    want_h, want_s = [], []
+    for d in range(len(docs)):
+        for s in range(off[d], off[d + 1] - L + 1):
+            x = 0
+            for k in range(L):
+                x = (x * int(WINDOW_MULT) + int(th[ids[s + k]])) % 2**64
+            want_h.append(x ^ (x >> 31))
+            want_s.append(s)
+    assert h.tolist() == want_h and starts.tolist() == want_s
+    for hashes in (h, h % np.uint64(collide + 1)):  # real hashes, then forced collisions
+        order, gid = group_windows(hashes, ids, starts, L)
+        rows = [(int(x), tuple(ids[s:s + L].tolist()), i) for i, (x, s) in
+                enumerate(zip(hashes.view(np.int64), starts))]
+        rows.sort()  # by hash (as int64), then the L-gram, then input order
+        keys = [r[:2] for r in rows]
+        assert order.tolist() == [r[2] for r in rows]
+        assert gid.tolist() == [sorted(set(keys)).index(k) for k in keys]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.lists(st.sampled_from(["a", "b", "Éa", "日本", "x1", "😀", "ß", "e\u0301"]), max_size=14)
+                .map(lambda ws: "".join(w + s for w, s in zip(ws, ["  ", ". ", "\n", "—"] * 4))), max_size=6),
+       st.integers(1, 3), st.randoms(use_true_random=False))
+def test_segment_rows_against_a_plain_loop(texts, L, rnd):
+    """Step 3's rows (segments, starts, text as written, characters) against
+    a plain Python loop over each document's covered runs, on multi-byte text."""
+    import pyarrow as pa
+    from engine.partitioned import segments, token_hashes, window_hashes
+    from engine.tokenizer import tokenize_arrow
+    batch = pa.RecordBatch.from_arrays([pa.array(range(len(texts)), pa.int64()), pa.array(texts, pa.string())],
+                                       names=["doc_id", "text"])
+    tk = tokenize_arrow(batch.column(1), workers=1)
+    h, starts = window_hashes(token_hashes(tk.vocab)[tk.tokens], tk.doc_offsets, L)
+    frequent = np.unique(np.array([x for x in h if rnd.random() < 0.5], np.uint64))
+    row = next(segments([batch], L, frequent, written=True)).to_pylist()
+    hit = {int(s) for x, s in zip(h, starts) if x in set(frequent.tolist())}
+    for d, text in enumerate(texts):
+        a, e = int(tk.doc_offsets[d]), int(tk.doc_offsets[d + 1])
+        cov = [any(p - L < s <= p for s in hit) for p in range(a, e)]
+        segs, at, raw, cs, ce = [], [], [], [], []
+        p = 0
+        while p < e - a:
+            if not cov[p]:
+                p += 1
+                continue
+            q = p
+            while q < e - a and cov[q]:
+                q += 1
+            segs.append(" ".join(tk.vocab[t] for t in tk.tokens[a + p:a + q]))
+            at.append(p)
+            raw.append(text[tk.span_start[a + p]:tk.span_end[a + q - 1]])
+            cs += tk.span_start[a + p:a + q].tolist()
+            ce += tk.span_end[a + p:a + q].tolist()
+            p = q
+        got = row[d]
+        assert (got["segments"], got["starts"], got["raw"], got["cs"], got["ce"]) == (segs, at, raw, cs, ce)
+        assert got["n_tokens"] == e - a
+
+
 def test_sigma_one_is_refused():
     with pytest.raises(ValueError, match="sigma >= 2"):
         simulate(["a b c"], 1, 2)
