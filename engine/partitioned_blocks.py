@@ -64,8 +64,11 @@ import pyarrow.compute as pc
 from .kernels import blocks as K
 from .partitioned import list_array, part_of, segment_tokens
 
+#: A partition's pieces are numbered from its index shifted by this many bits.
+PID_BITS = 33
+
 #: D1's rows: a piece of a document with the keys of the windows inside it.
-PIECE_ROWS = "doc_id long, start long, end long, key_h array<long>, key_g array<long>"
+PIECE_ROWS = "doc_id long, start long, end long, pid long, root long, key_h array<long>, key_g array<long>"
 #: D4's rows: a span of one block in one document.
 SPAN_ROWS = ("block long, doc_id long, site string, start long, end long, char_start int, char_end int, "
              "k1 long, k2 long, raw string")
@@ -93,10 +96,14 @@ def _table(batch) -> pa.Table:
     return batch.combine_chunks()
 
 
-def piece_rows(table, L: int) -> pa.RecordBatch:
+def piece_rows(table, L: int, first_pid: int = 0) -> pa.RecordBatch:
     """D1 on every frequent L-gram occurrence of some documents (all of a
     document's in one call; columns doc_id, pos, df, h, g): the documents'
-    pieces, each with the keys (h, g) of the windows wholly inside it."""
+    pieces, numbered ``pid`` from ``first_pid`` in (doc_id, start) order, and
+    the first half of D2 among them: pieces sharing the key (h, g) of a
+    window wholly inside them are joined (a union-find), ``root`` is the
+    smallest pid of each such component, and only the root carries keys: its
+    component's distinct keys (``key_h``, ``key_g``)."""
     table = _table(table)
     if table.num_rows == 0:
         return _empty(PIECE_ROWS)
@@ -117,15 +124,28 @@ def piece_rows(table, L: int) -> pa.RecordBatch:
     m, b, minend = K.levels(int(off[-1]), L, ws, df, _NONE, _NONE, _NONE)
     ps, pe, _ = K.pieces(off, m, b, minend)
     del m, b, minend
+    n_pieces = ps.shape[0]
     k = np.searchsorted(ps, ws, side="right") - 1
     inside = ws + L <= pe[k]
-    counts = np.bincount(k[inside], minlength=ps.shape[0]).astype(np.int64)
+    kp, kh, kg = k[inside], h[inside], g[inside]
+    # rule 6 inside these documents: each window's piece joined to the
+    # smallest piece holding the same key
+    o = np.lexsort((kp, kg, kh))
+    kp, kh, kg = kp[o], kh[o], kg[o]
+    new = np.ones(kp.shape[0], bool)
+    new[1:] = (kh[1:] != kh[:-1]) | (kg[1:] != kg[:-1])
+    smallest = kp[new][np.cumsum(new) - 1]
+    root = K.edge_roots(n_pieces, kp, smallest)
+    key_root = root[kp[new]]                   # each distinct key's component
+    ko = np.argsort(key_root, kind="stable")
+    counts = np.bincount(key_root, minlength=n_pieces).astype(np.int64)
     pdoc = np.searchsorted(off, ps, side="right") - 1
     shift = lo[pdoc] - off[pdoc]
     return pa.RecordBatch.from_arrays(
         [pa.array(doc[first][pdoc]), pa.array(ps + shift), pa.array(pe + shift),
-         list_array(pa.array(h[inside]), counts), list_array(pa.array(g[inside]), counts)],
-        names=["doc_id", "start", "end", "key_h", "key_g"])
+         pa.array(first_pid + np.arange(n_pieces, dtype=np.int64)), pa.array(first_pid + root),
+         list_array(pa.array(kh[new][ko]), counts), list_array(pa.array(kg[new][ko]), counts)],
+        names=["doc_id", "start", "end", "pid", "root", "key_h", "key_g"])
 
 
 def span_rows(batch) -> pa.RecordBatch:
@@ -252,20 +272,21 @@ def in_process(freq: pa.Table, seg: pa.Table, occurrences: pl.DataFrame, L: int,
     piece_tables = []
     for p in range(parts):
         t = freq.filter(pa.array(part_of(freq.column("doc_id").to_numpy(), parts) == p))
-        piece_tables.append(pa.Table.from_batches([piece_rows(t, L)]))
+        piece_tables.append(pa.Table.from_batches([piece_rows(t, L, first_pid=p << PID_BITS)]))
     pieces = pl.from_arrow(pa.concat_tables(piece_tables)).sort("doc_id", "start")
-    # rule 6 by the local engine's union-find (engine.kernels.blocks.link_pieces):
-    # each key of a piece is a window spanning that piece, positions global
-    _, rank = np.unique(pieces["doc_id"].to_numpy(), return_inverse=True)
-    big = np.int64(1) << 32
-    ps = rank.astype(np.int64) * big + pieces["start"].to_numpy()
-    pe = rank.astype(np.int64) * big + pieces["end"].to_numpy()
-    per_piece = pieces["key_h"].list.len().to_numpy().astype(np.int64)
-    keys = pl.DataFrame({"h": pieces["key_h"].explode(), "g": pieces["key_g"].explode()}).drop_nulls()
-    w_key = keys.select(pl.struct("h", "g").rank("dense")).to_series().to_numpy().astype(np.int64) - 1
-    at = np.repeat(np.arange(pieces.height), per_piece)
-    n_keys = int(w_key.max()) + 1 if w_key.shape[0] else 1
-    roots = K.link_pieces(ps, pe, ps[at], pe[at], w_key, n_keys, L, _NONE, _NONE, _NONE, 0)
+    # D2 across the parts: each key's smallest root (its anchor) joins the
+    # roots holding it; every piece joins its part's root
+    keyed = pieces.select("pid", "key_h", "key_g").explode(["key_h", "key_g"]).drop_nulls()
+    anchor = keyed.group_by("key_h", "key_g").agg(pl.col("pid").min().alias("a"))
+    edges = keyed.join(anchor, on=["key_h", "key_g"])
+    pids = pieces["pid"].to_numpy()
+    index = np.argsort(pids)
+
+    def at(x):
+        return index[np.searchsorted(pids, x, sorter=index)]
+    u = np.concatenate([at(edges["pid"].to_numpy()), at(pids)])
+    v = np.concatenate([at(edges["a"].to_numpy()), at(pieces["root"].to_numpy())])
+    roots = pids[K.edge_roots(pieces.height, u, v)]
     pieces = pieces.with_columns(pl.Series("root", roots), (pl.col("end") - pl.col("start")).alias("len"))
     comp = (pieces.group_by("root", maintain_order=True)  # pieces by (doc_id, start): first() is the first
             .agg(pl.col("len").sum().alias("covered_tokens"), pl.col("doc_id").first().alias("fdoc"),

@@ -511,11 +511,13 @@ def _max_param():
 
 def piece_map(batches, L: int):
     """Phase D1 over one partition (every frequent L-gram occurrence of its
-    documents): their pieces with their keys."""
-    from .partitioned_blocks import piece_rows
+    documents): their pieces, numbered from the partition's index, with
+    their components in the partition and those components' keys."""
+    from pyspark import TaskContext
+    from .partitioned_blocks import PID_BITS, piece_rows
     table = _one_table(batches)
     if table is not None:
-        yield from _chunks(piece_rows(table, L))
+        yield from _chunks(piece_rows(table, L, first_pid=TaskContext.get().partitionId() << PID_BITS))
 
 
 def span_map(batches):
@@ -620,15 +622,18 @@ def spark_blocks(pieces, seg, occurrences, n_tokens: int, keep, acc, partitions:
     from pyspark.sql import Window
     from .partitioned_blocks import PHRASE_BLOCK_ROWS, REP_ROWS, SPAN_ROWS
     col = F.col
-    # D2: a star per key around its smallest piece, then the components
-    keyed = pieces.select("pid", F.explode(F.arrays_zip("key_h", "key_g")).alias("k")) \
+    # D2: each partition's components (D1) joined across partitions: a star
+    # per key around the smallest root holding it, then the components of
+    # the roots
+    keyed = pieces.where(F.size("key_h") > 0).select("pid", F.explode(F.arrays_zip("key_h", "key_g")).alias("k")) \
         .select("pid", col("k.key_h").alias("h"), col("k.key_g").alias("g"))
     anchor = keyed.groupBy("h", "g").agg(F.min("pid").alias("a"))
     edges = keyed.join(anchor, ["h", "g"]).where(col("pid") != col("a")).select(col("pid").alias("u"),
                                                                                  col("a").alias("v"))
     roots, rounds = components(edges, keep)
-    labelled = (pieces.select("pid", "doc_id", "start", "end").join(roots.withColumnRenamed("u", "pid"), "pid", "left")
-                .withColumn("root", F.coalesce(col("v"), col("pid"))))
+    labelled = (pieces.select("pid", "doc_id", "start", "end", "root")
+                .join(roots.withColumnRenamed("u", "root"), "root", "left")
+                .withColumn("root", F.coalesce(col("v"), col("root"))))
     # D3: numbered by covered tokens, then first piece
     comp = labelled.groupBy("root").agg(F.sum(col("end") - col("start")).alias("covered_tokens"),
                                         F.min(F.struct("doc_id", "start")).alias("first"))
@@ -827,8 +832,7 @@ def mine_partitioned(spark, docs, sigma: int, L: int, parts: int | None = None, 
     # occurrences), so they give the coverage too
     stage("pieces", 0.4)
     pieces = keep(freq.select("doc_id", "pos", "df", "h", "g").repartition(part_a, "doc_id")
-                  .mapInArrow(lambda it: measured("pieces", acc, piece_map(it, L)), PIECE_ROWS)
-                  .withColumn("pid", F.monotonically_increasing_id()))
+                  .mapInArrow(lambda it: measured("pieces", acc, piece_map(it, L)), PIECE_ROWS))
     covered = pieces.groupBy("doc_id").agg(F.sum(F.col("end") - F.col("start")).alias("covered_tokens"))
     documents = (seg.select("doc_id", "site", "url", "n_tokens").join(covered, "doc_id", "left")
                  .withColumn("covered_tokens", F.coalesce(F.col("covered_tokens"), F.lit(0)).cast("long"))

@@ -530,6 +530,22 @@ def link_pieces(ps, pe, w_start, w_end, w_key, n_keys, L, t_start, t_end, t_key,
 
 
 @njit(**NJIT)
+def edge_roots(n, u, v):
+    """Connected components of nodes 0..n-1 joined by the edges (u[i], v[i]):
+    each node's root, the smallest node of its component (a union-find)."""
+    parent = np.arange(n)
+    for i in range(u.shape[0]):
+        r1 = find_root(parent, u[i])
+        r2 = find_root(parent, v[i])
+        if r1 < r2:
+            parent[r2] = r1
+        elif r2 < r1:
+            parent[r1] = r2
+    roots(parent)
+    return parent
+
+
+@njit(**NJIT)
 def merge_spans(ps, pe, pdoc, pblock):
     """Adjacent pieces of one block in one document become one span."""
     npc = ps.shape[0]
