@@ -141,7 +141,7 @@ def main():
                 if os.path.exists(path):
                     os.remove(path)
             shutil.rmtree(db + ".arrays", ignore_errors=True)
-            extra = {"local": ["--db", db], "spark": ["--engine", "spark", "--master", a.master],
+            extra = {"local": ["--db", db], "spark": ["--engine", "spark", "--master", a.master, "--no-partitioned"],
                      "spark-partitioned": ["--engine", "spark", "--master", a.master, "--partitioned"],
                      "spark-partitioned-db": ["--engine", "spark", "--master", a.master, "--partitioned",
                                               "--db", db]}[label]

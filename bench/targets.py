@@ -147,10 +147,10 @@ def rows() -> list[dict]:
     sp, spdate = load("spark_local.json")
     if sp and "spark-partitioned" in sp.get("rows", {}):
         local, part = sp["rows"]["local"]["seconds"], sp["rows"]["spark-partitioned"]["seconds"]
-        row(f"Spark --partitioned, {sp.get('master', 'local')}", f"{part / local:.1f}x the local engine "
+        row(f"Spark (partitioned), {sp.get('master', 'local')}", f"{part / local:.1f}x the local engine "
             f"({part:.0f} s against {local:.1f} s)", "<= 2x", part / local <= 2, "spark_local.json", spdate)
     else:
-        row("Spark --partitioned against the local engine", "-", "<= 2x", None, "spark_local.json", spdate)
+        row("Spark (partitioned) against the local engine", "-", "<= 2x", None, "spark_local.json", spdate)
     return out
 
 

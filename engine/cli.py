@@ -106,13 +106,15 @@ def build_parser() -> argparse.ArgumentParser:
                         "and a snapshot file or shards; 'make install-spark')")
     m.add_argument("--master", default=None,
                    help="with --engine spark: the Spark master URL (default: the one spark-submit gives, else local[*])")
-    m.add_argument("--partitioned", action="store_true",
-                   help="with --engine spark: mine the repeated text on the executors, nothing on the driver "
-                        "growing with the corpus (with --db the executors also write the snapshot)")
+    m.add_argument("--partitioned", action=argparse.BooleanOptionalAction, default=None,
+                   help="with --engine spark (the default there): mine the repeated text on the executors, "
+                        "nothing on the driver growing with the corpus (with --db the executors also write the "
+                        "snapshot); --no-partitioned: step 4 on the driver, which must hold the repeated text "
+                        "(faster in local mode on a corpus it holds)")
     m.add_argument("--parts", type=_positive_int, default=None,
-                   help="with --partitioned: the parts the seeds are dealt to (default: from their occurrences)")
+                   help="with the partitioned job: the parts the seeds are dealt to (default: from their occurrences)")
     m.add_argument("--plan", action="store_true",
-                   help="with --partitioned: print what the job would use (partitions, filter, memory per "
+                   help="with the partitioned job: print what it would use (partitions, filter, memory per "
                         "stage) from the shards' footers, and stop")
     m.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
                    help="with --engine spark: a Spark setting, e.g. spark.driver.memory=4g (repeatable)")
@@ -215,8 +217,8 @@ def _cmd_clean(args) -> int:
 def _plan_spark(args) -> int:
     from .params import RunParams
     from .spark import plan_partitioned
-    if not args.partitioned:
-        raise BoilerscopeError("--plan is for --partitioned; add --partitioned")
+    if args.partitioned is False:
+        raise BoilerscopeError("--plan is for the partitioned job; drop --no-partitioned")
     params = RunParams(sigma=args.sigma, min_len=args.min_len).checked()
     cores = 2
     if args.master and args.master.startswith("local[") and args.master[6:-1].split(",")[0].isdigit():
@@ -253,13 +255,14 @@ def _mine_spark(args) -> int:
         if not eq or not key.strip() or not value.strip():
             raise BoilerscopeError(f"--conf {item}: give KEY=VALUE, e.g. --conf spark.driver.memory=4g")
         conf[key.strip()] = value.strip()
-    if args.parts is not None and not args.partitioned:
-        raise BoilerscopeError("--parts is for --partitioned; add --partitioned or drop --parts")
+    partitioned = args.partitioned is not False  # the default on Spark
+    if args.parts is not None and not partitioned:
+        raise BoilerscopeError("--parts is for the partitioned job; drop --no-partitioned or --parts")
     if args.plan:
         return _plan_spark(args)
     with StderrBars(args.quiet) as progress:
         s = mine_spark(args.source, args.sigma, args.min_len, args.out, master=args.master,
-                       progress=progress, db=args.db, partitioned=args.partitioned, parts=args.parts,
+                       progress=progress, db=args.db, partitioned=partitioned, parts=args.parts,
                        conf=conf)
     print(f"spark ({s.master}): {s.phrases} phrases, {s.covered_tokens} of {s.tokens} tokens covered "
           f"({100 * s.coverage:.2f}%), sigma {s.sigma}, L {s.min_len}, {s.seconds['total']:.2f} s")
@@ -282,7 +285,8 @@ def _cmd_mine(args) -> int:
     from .api import mine
     if args.engine == "spark":
         return _mine_spark(args)
-    for flag, given in (("--master", args.master), ("--partitioned", args.partitioned), ("--parts", args.parts),
+    for flag, given in (("--master", args.master), ("--[no-]partitioned", args.partitioned is not None),
+                        ("--parts", args.parts),
                         ("--conf", args.conf), ("--plan", args.plan)):
         if given:
             raise BoilerscopeError(f"{flag} is for --engine spark")

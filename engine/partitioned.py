@@ -235,6 +235,8 @@ def covered_runs_of(covered: np.ndarray, doc_offsets: np.ndarray) -> tuple[np.nd
 def joined_tokens(vocab: list[str], tokens: np.ndarray, seg_a: np.ndarray, seg_e: np.ndarray) -> pa.Array:
     """Each run ``tokens[seg_a[i]:seg_e[i]]`` as its tokens joined by spaces."""
     from .kernels.filters import join_tokens
+    if seg_a.shape[0] == 0:
+        return pa.array([], pa.large_string())
     voc = pa.array(vocab, pa.large_string())
     voc_off = np.frombuffer(voc.buffers()[1], np.int64)[:len(voc) + 1]
     voc_data = np.frombuffer(voc.buffers()[2], np.uint8) if voc.buffers()[2] is not None else np.zeros(0, np.uint8)
@@ -251,6 +253,8 @@ def text_slices(text: pa.Array, doc: np.ndarray, char_a: np.ndarray, char_e: np.
     """``text[doc[i]][char_a[i]:char_e[i]]`` (code points), in order by
     document then position, as written."""
     from .kernels.filters import char_bytes, gather_bytes
+    if doc.shape[0] == 0:
+        return pa.array([], pa.large_string())
     text = text.cast(pa.large_string())
     _, offs, data = text.buffers()
     offs = np.frombuffer(offs, np.int64)[text.offset:text.offset + len(text) + 1]

@@ -18,8 +18,13 @@ D1. *Pieces* (shuffle the occurrences by document; :func:`piece_rows`).
     stretch from its first window to its last (documents side by side: a
     window never crosses into a neighbour, so no strength does).  Each piece
     comes with the keys of the windows wholly inside it (rule 6's keys).
-D2. *Components* (rule 6).  A key's pieces are linked to the key's smallest
-    piece id (a star per key, one shuffle by key); the union of the stars is
+D2. *Components* (rule 6).  In D1 each partition joins its own pieces that
+    share a key (a union-find, :func:`engine.kernels.blocks.edge_roots`); each
+    of its components is represented by its smallest piece, the *root*, which
+    carries the component's distinct keys.  Across partitions a key's roots
+    are linked to the key's smallest root (a star per key, one shuffle by
+    key): two pieces sharing a key are then joined, in their partition or
+    through their roots.  The union of the stars is
     reduced to one star per connected component by the alternating
     large-star / small-star rounds of Kiveris et al. (2014), "Connected
     Components in MapReduce and Beyond" (O(log^2 n) rounds at worst; each
@@ -275,7 +280,7 @@ def in_process(freq: pa.Table, seg: pa.Table, occurrences: pl.DataFrame, L: int,
         piece_tables.append(pa.Table.from_batches([piece_rows(t, L, first_pid=p << PID_BITS)]))
     pieces = pl.from_arrow(pa.concat_tables(piece_tables)).sort("doc_id", "start")
     # D2 across the parts: each key's smallest root (its anchor) joins the
-    # roots holding it; every piece joins its part's root
+    # roots holding it; every piece joins its local component's root
     keyed = pieces.select("pid", "key_h", "key_g").explode(["key_h", "key_g"]).drop_nulls()
     anchor = keyed.group_by("key_h", "key_g").agg(pl.col("pid").min().alias("a"))
     edges = keyed.join(anchor, on=["key_h", "key_g"])

@@ -52,10 +52,11 @@ Method (the decomposition suggested in issue 8; each step's exactness below)
 
 Departures and limits
 ---------------------
-* Step 4 runs on the driver: it holds the segments (the repeated text;
-  29% of webdocs' tokens at sigma 20, L 10), not the corpus.  A corpus
-  whose repeated text does not fit the driver needs step 4 partitioned too
-  (not done).
+* On this path (``partitioned=False``; the command line's
+  ``--no-partitioned``) step 4 runs on the driver: it holds the segments
+  (the repeated text; 29% of webdocs' tokens at sigma 20, L 10), not the
+  corpus.  :func:`mine_partitioned` runs it on the executors (the command
+  line's default).
 * The result files alone have no snapshot id: the id hashes the content
   in order, which Spark does not read in order.  With a store (``--db``),
   :func:`store_run` ingests the snapshot there with the local reader (the
@@ -71,7 +72,7 @@ Departures and limits
   mount), not from an ``s3a://`` or ``hdfs://`` URI.
 
 Complexity: steps 2-3 are linear in the tokens, spread over the partitions
-(each window hashed in O(L)); the shuffle moves one row per distinct L-gram
+(each window's hash rolled from the previous one); the shuffle moves one row per distinct L-gram
 per batch; step 4 is the local engine's cost on the segments.
 """
 from __future__ import annotations
@@ -460,6 +461,9 @@ def _keep_directory() -> None:
     """A zip importer's refresh, skipped (see :func:`lean_task`)."""
 
 
+_frozen_at = [0]  # how many modules this worker had imported when it last froze its objects
+
+
 def lean_task() -> None:
     """At a task's start in a reused Python worker: cut two fixed costs that
     Spark's worker pays for every task (0.1-0.2 s each, measured; a job runs
@@ -471,15 +475,25 @@ def lean_task() -> None:
       imported subpackage, py4j's zip.  Those archives do not change while
       the worker lives: their importers keep the directory they read.
     * After each task the daemon runs ``gc.collect()``, which walks every
-      object of the imported libraries (numba, polars, pyarrow).  The
-      objects alive when a task starts are frozen (``gc.freeze``: out of the
-      collector's reach, freed with the worker); each task's own garbage is
-      collected as before.  The previous task's garbage was collected
-      before this one started, so nothing unreachable is frozen."""
+      object of the imported libraries (numba, polars, pyarrow).  When the
+      worker has imported modules since it last did, the objects alive at
+      the task's start are frozen (``gc.freeze``: the collector no longer
+      walks them; reference counting still frees them, a cycle among them
+      stays until the worker exits).  The previous task's garbage was
+      collected before this one started, and a worker freezes a few times
+      in its life (as its stages import their modules), not at every task."""
     for finder in list(sys.path_importer_cache.values()):
         if isinstance(finder, zipimport.zipimporter):
             finder.invalidate_caches = _keep_directory
-    gc.freeze()
+    if len(sys.modules) != _frozen_at[0]:
+        _frozen_at[0] = len(sys.modules)
+        gc.freeze()
+
+
+def lean(batches):
+    """Yield ``batches`` from a task started with :func:`lean_task`."""
+    lean_task()
+    yield from batches
 
 
 def measured(name: str, acc, batches):
@@ -1010,7 +1024,7 @@ def mine_spark(source: str, sigma, min_len: int, out: str | None, master: str | 
         stage("count", 0.0)
         t = time.perf_counter()
         L = min_len
-        counted = (docs.mapInArrow(lambda it: count_windows(it, L), "h long, n long")
+        counted = (docs.mapInArrow(lambda it: lean(count_windows(it, L)), "h long, n long")
                    .groupBy("h").agg(F.sum("n").alias("df")).filter(F.col("df") >= sigma_n).select("h"))
         try:
             freq = counted.toArrow().column("h").to_numpy().view(np.uint64)
@@ -1021,7 +1035,7 @@ def mine_spark(source: str, sigma, min_len: int, out: str | None, master: str | 
         stage("segments", 0.3)
         t = time.perf_counter()
         bc = spark.sparkContext.broadcast(freq)
-        seg = docs.mapInArrow(lambda it: segments(it, L, bc),
+        seg = docs.mapInArrow(lambda it: lean(segments(it, L, bc)),
                               "doc_id long, site string, url string, n_tokens long, segments array<string>, "
                               "starts array<long>")
         try:
@@ -1056,7 +1070,7 @@ def mine_spark(source: str, sigma, min_len: int, out: str | None, master: str | 
             sigma=sigma_n, sigma_given=str(sigma), min_len=L, algo="bloomspan", algo_used="bloomspan",
             documents=n_docs, tokens=n_tokens, covered_tokens=covered, phrases=int(phrases.height),
             blocks=blocks.n_blocks,
-            spark={"frequent_window_hashes": int(freq.shape[0]), "segment_tokens": int(tokens.shape[0]) - n_sep,
+            spark={"step4": "driver", "frequent_window_hashes": int(freq.shape[0]), "segment_tokens": int(tokens.shape[0]) - n_sep,
                    "partitions": docs.rdd.getNumPartitions(), "replaced_payloads": replaced})
         files = {"phrases.parquet": phrases, "documents.parquet": documents, "sites.parquet": sites}
         if db is None:

@@ -235,12 +235,14 @@ def test_plan_reads_only_the_footers(cli, tmp_path):
     assert "3 shards, 2,400 documents" in out and "parts: 8" in out  # 2 x 4 cores, the floor
     assert "python worker per task, parts" in out and "MB on the driver" in out
     from tests.support import assert_one_line_error
-    assert_one_line_error(*cli("mine", "in", "--engine", "spark", "--plan"), "--plan is for --partitioned")
+    assert_one_line_error(*cli("mine", "in", "--engine", "spark", "--no-partitioned", "--plan"),
+                          "--plan is for the partitioned job")
+    assert_one_line_error(*cli("mine", "in", "--partitioned", "--out", "r"), "--[no-]partitioned is for --engine spark")
     assert_one_line_error(*cli("mine", "in", "--plan"), "--plan is for --engine spark")
     assert_one_line_error(*cli("mine", "in", "--engine", "spark", "--out", "r", "--conf", "spark.x"),
                           "--conf spark.x: give KEY=VALUE")
-    assert_one_line_error(*cli("mine", "in", "--engine", "spark", "--out", "r", "--parts", "3"),
-                          "--parts is for --partitioned")
+    assert_one_line_error(*cli("mine", "in", "--engine", "spark", "--no-partitioned", "--out", "r", "--parts", "3"),
+                          "--parts is for the partitioned job")
     assert not (tmp_path / "r").exists()
     (tmp_path / "j").mkdir()
     (tmp_path / "j" / "a.jsonl").write_text('{"text": "a b"}\n')

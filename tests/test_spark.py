@@ -321,6 +321,7 @@ def test_cli_engine_spark(cli, tmp_path):
     assert status == 0, err
     summary = json.loads((tmp_path / "res" / "summary.json").read_text())
     assert summary["engine"] == "spark" and summary["master"] == "local[1]"
+    assert summary["spark"]["step4"] == "partitioned"  # the default on Spark
     phrases = pl.read_parquet(tmp_path / "res" / "phrases.parquet")["phrase"].to_list()
     assert "all rights reserved by the example company" in phrases
     assert "WARN" not in err and "log4j" not in err, err  # Spark's own log goes to a file
@@ -329,10 +330,13 @@ def test_cli_engine_spark(cli, tmp_path):
                           "doc_id 5 appears more than once")
     assert not (tmp_path / "r3").exists()
     assert_one_line_error(*cli("mine", "in", "--engine", "spark", "--quiet"), "--out DIR or --db STORE")
-    # --db: the run goes into a store, listed by 'runs'
+    # --no-partitioned --db: step 4 and the ingest on the driver; the run goes
+    # into a store, listed by 'runs'
     status, out, err = cli("mine", "in", "--engine", "spark", "--master", "local[1]", "--sigma", 5,
-                           "--min-len", 4, "--db", "s.duckdb", "--quiet")
+                           "--min-len", 4, "--db", "s.duckdb", "--out", "res2", "--no-partitioned", "--quiet")
     assert status == 0 and "stored in s.duckdb" in out, err
+    assert json.loads((tmp_path / "res2" / "summary.json").read_text())["spark"]["step4"] == "driver"
+    assert pl.read_parquet(tmp_path / "res2" / "phrases.parquet")["phrase"].to_list() == phrases
     status, out, err = cli("runs", "--db", "s.duckdb")
     assert status == 0 and "bloomspan" in out, err
     assert_one_line_error(*cli("mine", "in", "--engine", "spark", "--templates", "--out", "r2", "--quiet"),

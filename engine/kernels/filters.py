@@ -54,7 +54,6 @@ def gather_bytes(data, starts, ends, out, out_offsets):
         out_offsets[i + 1] = at
 
 
-
 @njit(**NJIT)
 def window_hashes(th, doc_offsets, L, mult, h_out, start_out):
     """The hash of every L-token window inside one document, in order: the
@@ -130,7 +129,8 @@ def join_tokens(voc_data, voc_off, tokens, seg_a, seg_e, out, out_offsets):
 @njit(**NJIT)
 def char_bytes(data, doc_start, doc, chars, out):
     """Byte offset in ``data`` (UTF-8) of code point ``chars[i]`` of
-    document ``doc[i]`` (whose bytes start at ``doc_start[doc[i]]``), for
+    document ``doc[i]`` (its bytes ``doc_start[doc[i]]`` to
+    ``doc_start[doc[i] + 1]``; a place past its end gives its end), for
     queries in order (by document, then by code point)."""
     d = -1
     at = 0
@@ -140,9 +140,10 @@ def char_bytes(data, doc_start, doc, chars, out):
             d = doc[i]
             at = doc_start[d]
             count = 0
-        while count < chars[i]:
+        end = doc_start[d + 1]
+        while count < chars[i] and at < end:
             at += 1                             # past the lead byte, then its continuation bytes
-            while at < data.shape[0] and (data[at] & 0xC0) == 0x80:
+            while at < end and (data[at] & 0xC0) == 0x80:
                 at += 1
             count += 1
         out[i] = at
