@@ -100,25 +100,24 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .coverage import distinct_per_group
+from .kernels.hashing import POLY
+from .tokenizer import string_buffers
 
 log = logging.getLogger(__name__)
 
 # --------------------------------------------------------------------------
 # the job's document maps (steps 2 and 3 of engine.spark, both paths)
 
-WINDOW_MULT = np.uint64(0x9E3779B97F4A7C15)   # odd: the window hash's multiplier
+WINDOW_MULT = POLY   # odd: the window hash's multiplier (the kernels' polynomial base)
 
 
 def token_hashes(vocab) -> np.ndarray:
     """A 64-bit hash of each token's text (a list of str or an Arrow string
     array; the same in every partition)."""
     from .kernels.filters import string_hashes
-    voc = vocab.cast(pa.large_string()) if isinstance(vocab, pa.Array) else pa.array(vocab, pa.large_string())
-    out = np.empty(len(voc), np.uint64)
-    if len(voc):
-        _, offs, data = voc.buffers()
-        string_hashes(np.frombuffer(data, np.uint8) if data is not None else np.zeros(0, np.uint8),
-                      np.frombuffer(offs, np.int64)[voc.offset:voc.offset + len(voc) + 1], out)
+    offsets, data = string_buffers(vocab if isinstance(vocab, pa.Array) else pa.array(vocab, pa.large_string()))
+    out = np.empty(offsets.shape[0] - 1, np.uint64)
+    string_hashes(data, offsets, out)
     return out
 
 
@@ -129,8 +128,7 @@ def window_hashes(th: np.ndarray, doc_offsets: np.ndarray, L: int) -> tuple[np.n
     n = int(np.maximum(lengths - L + 1, 0).sum()) if lengths.shape[0] else 0
     h, starts = np.empty(n, np.uint64), np.empty(n, np.int64)
     if n:
-        kernel(np.ascontiguousarray(th, np.uint64), np.ascontiguousarray(doc_offsets, np.int64), L, WINDOW_MULT,
-               h, starts)
+        kernel(np.ascontiguousarray(th, np.uint64), np.ascontiguousarray(doc_offsets, np.int64), L, h, starts)
     return h, starts
 
 
@@ -187,7 +185,8 @@ def segments(batches, L: int, frequent, bits: bool = False, written: bool = Fals
         tk = tokenize_text(text)
         if snapshot is not None:
             snapshot(tk, doc_id, sites, urls, text)
-        h, starts = window_hashes(token_hashes(tk.vocab)[tk.tokens], tk.doc_offsets, L)
+        voc = pa.array(tk.vocab, pa.large_string())  # hashed, and copied into the segments' text
+        h, starts = window_hashes(token_hashes(voc)[tk.tokens], tk.doc_offsets, L)
         n = tk.tokens.shape[0]
         if h.shape[0]:
             hit = starts[filter_has(F, h) if bits else np.isin(h, F)]
@@ -201,13 +200,12 @@ def segments(batches, L: int, frequent, bits: bool = False, written: bool = Fals
         per_doc = np.bincount(seg_doc, minlength=tk.n_docs).astype(np.int64)
         cols = [doc_id, pa.array(sites, pa.string()), pa.array(urls, pa.string()),
                 pa.array(np.diff(tk.doc_offsets).astype(np.int64)),
-                list_array(joined_tokens(tk.vocab, tk.tokens, seg_a, seg_e), per_doc),
+                list_array(joined_tokens(voc, tk.tokens, seg_a, seg_e), per_doc),
                 list_array(pa.array(seg_a - tk.doc_offsets[seg_doc]), per_doc)]
         names = ["doc_id", "site", "url", "n_tokens", "segments", "starts"]
         if written:
             where = np.flatnonzero(covered)
-            doc_tok = np.bincount(np.searchsorted(tk.doc_offsets, where, side="right") - 1,
-                                  minlength=tk.n_docs).astype(np.int64)
+            doc_tok = np.bincount(seg_doc, weights=seg_e - seg_a, minlength=tk.n_docs).astype(np.int64)
             raw = text_slices(text, seg_doc, tk.span_start[seg_a], tk.span_end[seg_e - 1])
             cols += [list_array(raw, per_doc), list_array(pa.array(tk.span_start[where].astype(np.int32)), doc_tok),
                      list_array(pa.array(tk.span_end[where].astype(np.int32)), doc_tok)]
@@ -232,17 +230,16 @@ def covered_runs_of(covered: np.ndarray, doc_offsets: np.ndarray) -> tuple[np.nd
     return seg_a, seg_e, np.searchsorted(doc_offsets, seg_a, side="right") - 1
 
 
-def joined_tokens(vocab: list[str], tokens: np.ndarray, seg_a: np.ndarray, seg_e: np.ndarray) -> pa.Array:
-    """Each run ``tokens[seg_a[i]:seg_e[i]]`` as its tokens joined by spaces."""
+def joined_tokens(vocab: pa.Array, tokens: np.ndarray, seg_a: np.ndarray, seg_e: np.ndarray) -> pa.Array:
+    """Each run ``tokens[seg_a[i]:seg_e[i]]`` (ids into the strings
+    ``vocab``) as its tokens joined by spaces."""
     from .kernels.filters import join_tokens
     if seg_a.shape[0] == 0:
         return pa.array([], pa.large_string())
-    voc = pa.array(vocab, pa.large_string())
-    voc_off = np.frombuffer(voc.buffers()[1], np.int64)[:len(voc) + 1]
-    voc_data = np.frombuffer(voc.buffers()[2], np.uint8) if voc.buffers()[2] is not None else np.zeros(0, np.uint8)
+    voc_off, voc_data = string_buffers(vocab)
     tok_bytes = np.zeros(tokens.shape[0] + 1, np.int64)
     np.cumsum(np.diff(voc_off)[tokens] + 1, out=tok_bytes[1:])
-    total = int((tok_bytes[seg_e] - tok_bytes[seg_a] - 1).sum()) if seg_a.shape[0] else 0
+    total = int((tok_bytes[seg_e] - tok_bytes[seg_a] - 1).sum())
     out = np.empty(total, np.uint8)
     offsets = np.empty(seg_a.shape[0] + 1, np.int64)
     join_tokens(voc_data, voc_off, tokens, seg_a, seg_e, out, offsets)
@@ -255,10 +252,7 @@ def text_slices(text: pa.Array, doc: np.ndarray, char_a: np.ndarray, char_e: np.
     from .kernels.filters import char_bytes, gather_bytes
     if doc.shape[0] == 0:
         return pa.array([], pa.large_string())
-    text = text.cast(pa.large_string())
-    _, offs, data = text.buffers()
-    offs = np.frombuffer(offs, np.int64)[text.offset:text.offset + len(text) + 1]
-    data = np.frombuffer(data, np.uint8) if data is not None else np.zeros(0, np.uint8)
+    offs, data = string_buffers(text)
     m = doc.shape[0]
     query_doc = np.repeat(doc, 2)
     chars = np.empty(2 * m, np.int64)
@@ -400,10 +394,7 @@ def segment_tokens(segments: pa.Array, starts: pa.Array) -> SegmentTokens:
     np.cumsum(seg_len, out=off[1:])
     # each token's bytes in the segments' buffer: a segment's tokens are
     # separated by one space each
-    flat = flat.cast(pa.large_string())
-    _, seg_offsets, data = flat.buffers()
-    seg_byte = np.frombuffer(seg_offsets, np.int64)[flat.offset:flat.offset + len(flat) + 1]
-    data = np.frombuffer(data, np.uint8) if data is not None else np.zeros(0, np.uint8)
+    seg_byte, data = string_buffers(flat)
     tok_len = pc.binary_length(tok).to_numpy(zero_copy_only=False).astype(np.int64) if len(tok) else \
         np.zeros(0, np.int64)
     step = tok_len + 1

@@ -67,23 +67,46 @@ def publish_run(st, sid: str, sigma: int, min_len: int, algo: str, frames: dict,
     the files are staged into ``results`` (:func:`result_set`); the staged
     files take the folder's place after the commit, and a failed swap deletes
     the run, so the store and the files never disagree.  Returns the run id."""
+    def complete(s: RunSummary) -> None:
+        if s.engine is None:
+            s.peak_rss_bytes = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+    def then(stored: dict) -> None:
+        if results is not None:
+            results.prepare(files, "summary.json", stored)
+
+    stored, finish = run_finisher(summary, timings, t_start, complete, then)
+    with results.staged() if results else contextlib.nullcontext():
+        run_id = st.add_run(sid, sigma, min_len, algo, frames, stored, before_commit=finish)
+    return published(st, run_id, results)
+
+
+def run_finisher(summary: RunSummary, timings: dict, t_start: float, complete=None, then=None):
+    """The summary a store writes with a run, and its ``before_commit``
+    callback: inside the run's transaction the summary gets its run id, the
+    store's seconds and the total, whatever ``complete(summary)`` adds, and
+    the stored dict is refreshed; ``then(stored)`` follows (the result
+    files' summary)."""
     t_store = time.perf_counter()
     stored = summary.to_dict()  # the store writes it after finish() completed it
 
     def finish(run_id: int) -> None:
         summary.run_id = run_id
         timings["store"] = time.perf_counter() - t_store
+        if complete is not None:
+            complete(summary)
         summary.seconds = {k: round(v, 4) for k, v in timings.items()}
         summary.seconds["total"] = round(time.perf_counter() - t_start, 4)
-        if summary.engine is None:
-            summary.peak_rss_bytes = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
         stored.clear()
         stored.update(summary.to_dict())
-        if results is not None:
-            results.prepare(files, "summary.json", stored)
+        if then is not None:
+            then(stored)
+    return stored, finish
 
-    with results.staged() if results else contextlib.nullcontext():
-        run_id = st.add_run(sid, sigma, min_len, algo, frames, stored, before_commit=finish)
+
+def published(st, run_id: int, results) -> int:
+    """Publish a stored run's result files (``results``, if any): a failed
+    swap deletes the run, so the store and the files never disagree."""
     if results is not None:
         try:
             results.publish()

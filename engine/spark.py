@@ -100,7 +100,7 @@ from .files import write_result_set
 from .params import RunParams
 from .planner import mine_tokens
 from .partitioned import count_windows, segments
-from .runner import publish_run, result_set
+from .runner import publish_run, published, result_set, run_finisher
 from .summary import RunSummary
 
 log = logging.getLogger(__name__)
@@ -501,8 +501,7 @@ def measured(name: str, acc, batches):
     resident memory of the Python worker running stage ``name`` (taken after
     each output batch, while the stage's input and output are alive).
     Starts the task with :func:`lean_task`."""
-    lean_task()
-    for b in batches:
+    for b in lean(batches):
         acc.add({name: _rss()})
         yield b
 
@@ -639,7 +638,7 @@ def spark_blocks(pieces, seg, occurrences, n_tokens: int, keep, acc, partitions:
     # D2: each partition's components (D1) joined across partitions: a star
     # per key around the smallest root holding it, then the components of
     # the roots
-    keyed = pieces.where(F.size("key_h") > 0).select("pid", F.explode(F.arrays_zip("key_h", "key_g")).alias("k")) \
+    keyed = pieces.select("pid", F.explode(F.arrays_zip("key_h", "key_g")).alias("k")) \
         .select("pid", col("k.key_h").alias("h"), col("k.key_g").alias("g"))
     anchor = keyed.groupBy("h", "g").agg(F.min("pid").alias("a"))
     edges = keyed.join(anchor, ["h", "g"]).where(col("pid") != col("a")).select(col("pid").alias("u"),
@@ -1324,31 +1323,19 @@ def store_parts_run(db: str, source: str, summary: RunSummary, files: str, stagi
                for name in ("phrases", "documents", "blocks", "block_spans")}
     folders.update({name: os.path.join(staging, name)
                     for name in ("occurrences", "spans", "lgrams", "lgram_occurrences")})
-    t_store = time.perf_counter()
-    stored = summary.to_dict()
-
-    def finish(run_id: int) -> None:
-        summary.run_id = run_id
-        timings["store"] = time.perf_counter() - t_store
+    def complete(s: RunSummary) -> None:
         # the driver's Python after the copy: it held a part at a time, DuckDB capped
-        summary.spark["driver_python_store_peak_rss_bytes"] = driver_memory(None)["driver_python_peak_rss_bytes"]
-        summary.seconds = {k: round(v, 4) for k, v in timings.items()}
-        summary.seconds["total"] = round(time.perf_counter() - t0, 4)
-        stored.clear()
-        stored.update(summary.to_dict())
+        s.spark["driver_python_store_peak_rss_bytes"] = driver_memory(None)["driver_python_peak_rss_bytes"]
+
+    def then(stored: dict) -> None:
         if rs is not None:
             rs.rewrite_summary("summary.json", stored)
 
+    stored, finish = run_finisher(summary, timings, t0, complete, then)
     with Store(db) as st:
         run_id = st.add_parts_run(sid, summary.sigma, summary.min_len, "bloomspan", folders, stored,
                                   before_commit=finish)
-        if rs is not None:
-            try:
-                rs.publish()
-            except BoilerscopeError:
-                st.delete_run(run_id)
-                raise
-    return run_id
+        return published(st, run_id, rs)
 
 
 def store_run(db: str, source: str, meta: pl.DataFrame, offsets, within, res, blocks, allp: pl.DataFrame,

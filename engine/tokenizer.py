@@ -94,6 +94,17 @@ def _as_large_string(arr: pa.Array | pa.ChunkedArray) -> pa.LargeStringArray:
     return arr
 
 
+def string_buffers(arr: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray]:
+    """A string column's offsets (int64, ``len + 1``, into the bytes) and its
+    UTF-8 bytes (uint8), without a copy of the bytes; nulls read as empty."""
+    arr = _as_large_string(arr)
+    if len(arr) == 0:
+        return np.zeros(1, np.int64), np.zeros(0, np.uint8)
+    _, offsets, data = arr.buffers()
+    return (np.frombuffer(offsets, np.int64)[arr.offset:arr.offset + len(arr) + 1],
+            np.frombuffer(data, np.uint8) if data is not None else np.zeros(0, np.uint8))
+
+
 def _grown(a: np.ndarray, size: int, used: int) -> np.ndarray:
     """A larger buffer holding the first ``used`` items of ``a`` (np.resize
     would also fill the rest by repeating ``a``)."""
@@ -255,12 +266,8 @@ def tokenize_arrow(texts: pa.Array | pa.ChunkedArray, *, on_bytes=None,
     """
     from .config import default_workers
 
-    arr = _as_large_string(texts)
-    n_docs = len(arr)
-    offsets_buf, data_buf = arr.buffers()[1], arr.buffers()[2]
-    offsets = np.frombuffer(offsets_buf, dtype=np.int64)[arr.offset:arr.offset + n_docs + 1]
-    data = (np.frombuffer(data_buf, dtype=np.uint8) if data_buf is not None
-            else np.zeros(0, np.uint8))
+    n_docs = len(texts)
+    offsets, data = string_buffers(texts)
     cls = char_classes()
     workers = workers or default_workers()
     total = int(offsets[-1] - offsets[0]) if n_docs else 0

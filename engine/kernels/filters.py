@@ -8,7 +8,7 @@ import numpy as np
 from numba import njit
 
 from ..config import NJIT
-from .hashing import FNV_OFFSET, FNV_PRIME, mix64
+from .hashing import FNV_OFFSET, FNV_PRIME, POLY, mix64, poly_power
 
 
 @njit(**NJIT)
@@ -55,17 +55,15 @@ def gather_bytes(data, starts, ends, out, out_offsets):
 
 
 @njit(**NJIT)
-def window_hashes(th, doc_offsets, L, mult, h_out, start_out):
+def window_hashes(th, doc_offsets, L, h_out, start_out):
     """The hash of every L-token window inside one document, in order: the
-    polynomial ``r = sum(th[s + k] * mult^(L-1-k))`` of its tokens' hashes
+    polynomial ``r = sum(th[s + k] * POLY^(L-1-k))`` of its tokens' hashes
     ``th`` (64-bit, wrapping), rolled from one window to the next, then
     ``h = r ^ (r >> 31)``; its start in ``start_out``.  Returns the windows
     written (``h_out`` holds at least that many).  O(tokens)."""
     n = 0
     shift = np.uint64(31)
-    top = np.uint64(1)                      # mult^(L-1): the leaving token's weight
-    for _ in range(L - 1):
-        top = top * mult
+    top = poly_power(L)                     # the leaving token's weight
     for d in range(doc_offsets.shape[0] - 1):
         a = doc_offsets[d]
         e = doc_offsets[d + 1]
@@ -73,10 +71,10 @@ def window_hashes(th, doc_offsets, L, mult, h_out, start_out):
             continue
         r = np.uint64(0)
         for k in range(L):
-            r = r * mult + th[a + k]
+            r = r * POLY + th[a + k]
         for s in range(a, e - L + 1):
             if s > a:
-                r = (r - th[s - 1] * top) * mult + th[s + L - 1]
+                r = (r - th[s - 1] * top) * POLY + th[s + L - 1]
             h_out[n] = r ^ (r >> shift)
             start_out[n] = s
             n += 1
